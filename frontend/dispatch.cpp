@@ -1,0 +1,133 @@
+#include "wok/frontend/dispatch.h"
+
+#include "wok/runtime/evaluator.h"
+
+namespace wok::detail {
+
+std::string describe_inputs(const RegisteredOp& op, std::span<const Tensor> inputs) {
+  std::string s;
+  const auto& names = op.def().inputs;
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    if (i) s += ", ";
+    std::string name = names.empty() ? "x" : names[std::min(i, names.size() - 1)];
+    if (op.def().variadic_inputs && i + 1 >= names.size()) name += std::to_string(i - (names.size() - 1));
+    s += name + " ";
+    s += inputs[i].defined() ? std::string(dtype_name(inputs[i].dtype())) + shape_str(inputs[i].shape())
+                             : std::string("<undefined>");
+  }
+  return s;
+}
+
+namespace {
+
+[[noreturn]] void rethrow_with_context(const RegisteredOp& op, std::span<const Tensor> inputs, const Error& e) {
+  std::string msg = "wok::" + op.name() + ": " + e.what() + " (inputs: " + describe_inputs(op, inputs) + ")";
+  if (dynamic_cast<const ShapeError*>(&e)) throw ShapeError(msg);
+  if (dynamic_cast<const DTypeError*>(&e)) throw DTypeError(msg);
+  if (dynamic_cast<const DeviceError*>(&e)) throw DeviceError(msg);
+  if (dynamic_cast<const RegistryError*>(&e)) throw RegistryError(msg);
+  if (dynamic_cast<const ArgumentError*>(&e)) throw ArgumentError(msg);
+  throw Error(msg);
+}
+
+void check_inputs(const RegisteredOp& op, std::span<const Tensor> inputs) {
+  const OpDef& def = op.def();
+  size_t expected = def.inputs.size();
+  bool count_ok = def.variadic_inputs ? inputs.size() >= expected : inputs.size() == expected;
+  if (!count_ok)
+    throw ArgumentError("expected " + std::string(def.variadic_inputs ? "at least " : "") + std::to_string(expected) +
+                        " input(s), got " + std::to_string(inputs.size()));
+  for (size_t i = 0; i < inputs.size(); ++i)
+    if (!inputs[i].defined()) throw ArgumentError("input " + std::to_string(i) + " is an undefined tensor");
+  for (size_t i = 1; i < inputs.size(); ++i)
+    if (inputs[i].device() != inputs[0].device())
+      throw DeviceError("inputs are on different devices (" + inputs[0].device().str() + " and " +
+                        inputs[i].device().str() + "); move them with to()");
+}
+
+}  // namespace
+
+std::vector<Tensor> record(const RegisteredOp& op, std::span<const Tensor> inputs, Attrs attrs) {
+  std::vector<Shape> shapes;
+  std::vector<DType> dtypes;
+  std::vector<DType> out_dtypes;
+  std::vector<Shape> out_shapes;
+  Device device = Device::cpu();
+  try {
+    check_inputs(op, inputs);
+    shapes.reserve(inputs.size());
+    dtypes.reserve(inputs.size());
+    for (const Tensor& t : inputs) {
+      shapes.push_back(t.shape());
+      dtypes.push_back(t.dtype());
+    }
+    if (!inputs.empty()) device = inputs[0].device();
+    out_dtypes = op.def().infer_dtype(dtypes, attrs);
+    out_shapes = op.def().infer_shape(shapes, attrs);
+    if (out_dtypes.size() != op.def().outputs.size() || out_shapes.size() != op.def().outputs.size())
+      throw Error("shape or dtype rule returned the wrong number of outputs");
+    if (!op.def().output_aliases_input) op.kernel_or_throw(device);
+  } catch (const Error& e) {
+    rethrow_with_context(op, inputs, e);
+  } catch (const std::bad_variant_access&) {
+    throw ArgumentError("wok::" + op.name() + ": an attribute has the wrong type (" + attrs.str() + ")");
+  }
+
+  std::vector<TensorImplPtr> in_impls;
+  in_impls.reserve(inputs.size());
+  for (const Tensor& t : inputs) in_impls.push_back(t.impl());
+  PendingCost cost = pending_cost_of(in_impls);
+
+  std::vector<TensorMeta> metas;
+  metas.reserve(out_shapes.size());
+  for (size_t i = 0; i < out_shapes.size(); ++i) metas.push_back({std::move(out_shapes[i]), out_dtypes[i], device});
+  auto node = std::make_shared<Node>(&op, std::move(attrs), std::move(in_impls), metas);
+  std::vector<Tensor> outs;
+  outs.reserve(metas.size());
+  for (size_t i = 0; i < metas.size(); ++i) {
+    auto impl = std::make_shared<TensorImpl>(metas[i], node, static_cast<int>(i), cost);
+    node->outputs[i] = impl;
+    outs.emplace_back(std::move(impl));
+  }
+  enforce_pending_limits(outs[0].impl());
+  return outs;
+}
+
+Tensor record1(const RegisteredOp& op, std::span<const Tensor> inputs, Attrs attrs) {
+  std::vector<Tensor> outs = record(op, inputs, std::move(attrs));
+  return std::move(outs[0]);
+}
+
+Tensor record1(const RegisteredOp& op, std::initializer_list<Tensor> inputs, Attrs attrs) {
+  return record1(op, std::span<const Tensor>(inputs.begin(), inputs.size()), std::move(attrs));
+}
+
+Attrs positional_attrs(const RegisteredOp& op, std::vector<AttrValue> values) {
+  const auto& specs = op.def().attrs;
+  for (size_t i = values.size(); i < specs.size(); ++i) values.push_back(*specs[i].default_value);
+  return Attrs(&specs, std::move(values));
+}
+
+}  // namespace wok::detail
+
+namespace wok {
+
+std::vector<Tensor> call(std::string_view op_name, const std::vector<Tensor>& inputs, const AttrMap& attrs) {
+  const RegisteredOp& op = OpRegistry::global().get(op_name);
+  Attrs bound;
+  try {
+    bound = bind_attrs(op.name(), op.def().attrs, attrs);
+  } catch (const ArgumentError& e) {
+    throw ArgumentError("wok::call: " + std::string(e.what()));
+  }
+  return detail::record(op, inputs, std::move(bound));
+}
+
+Tensor call1(std::string_view op, const std::vector<Tensor>& inputs, const AttrMap& attrs) {
+  std::vector<Tensor> outs = call(op, inputs, attrs);
+  if (outs.size() != 1)
+    throw ArgumentError("wok::call1: op '" + std::string(op) + "' has " + std::to_string(outs.size()) + " outputs");
+  return std::move(outs[0]);
+}
+
+}  // namespace wok

@@ -1,0 +1,293 @@
+#include "wok/frontend/ops.h"
+
+#include <algorithm>
+
+#include "wok/frontend/dispatch.h"
+
+namespace wok {
+
+using detail::positional_attrs;
+using detail::record1;
+
+namespace {
+
+// Category of a dtype for weak scalar typing: bool < integer < floating.
+int category(DType t) { return is_bool(t) ? 0 : is_integral(t) ? 1 : 2; }
+
+// A 0-d constant for a plain number meeting a tensor of dtype `other`.
+Tensor scalar_operand(Scalar s, DType other, Device device) {
+  DType t = category(s.dtype()) <= category(other) ? other : s.dtype();
+  static const RegisteredOp& full = WOK_BUILTIN_OP("full");
+  Tensor c = record1(full, {}, positional_attrs(full, {s.cast(t), Shape{}}));
+  return device.is_cpu() ? c : c.to(device);
+}
+
+Tensor cast_to(const Tensor& x, DType t) { return x.dtype() == t ? x : cast(x, t); }
+
+Tensor unary(const RegisteredOp& op, const Tensor& x) { return record1(op, {x}); }
+
+Tensor binary(const RegisteredOp& op, const Tensor& a, const Tensor& b) {
+  if (!a.defined() || !b.defined()) return record1(op, {a, b});  // reports the undefined input
+  DType t = promote_types(a.dtype(), b.dtype());
+  return record1(op, {cast_to(a, t), cast_to(b, t)});
+}
+
+// Canonical axes for reductions: sorted, non-negative, all when empty.
+std::vector<int64_t> canonical_axes(const RegisteredOp& op, const Tensor& x, std::vector<int64_t> axes) {
+  int nd = x.ndim();
+  if (axes.empty()) {
+    for (int i = 0; i < nd; ++i) axes.push_back(i);
+    return axes;
+  }
+  for (int64_t& a : axes) {
+    std::optional<int> n = normalize_axis(a, nd);
+    if (!n)
+      throw ShapeError("wok::" + op.name() + ": axis " + std::to_string(a) + " is out of range for " +
+                       std::string(dtype_name(x.dtype())) + shape_str(x.shape()));
+    a = *n;
+  }
+  std::sort(axes.begin(), axes.end());
+  if (std::adjacent_find(axes.begin(), axes.end()) != axes.end())
+    throw ShapeError("wok::" + op.name() + ": an axis is repeated in " + shape_str(axes));
+  return axes;
+}
+
+Tensor reduce(const RegisteredOp& op, const Tensor& x, std::vector<int64_t> axes, bool keepdims) {
+  if (!x.defined()) return record1(op, {x});
+  return record1(op, {x}, positional_attrs(op, {canonical_axes(op, x, std::move(axes)), keepdims}));
+}
+
+int64_t axis_or_throw(const char* op, const Tensor& x, int64_t axis) {
+  std::optional<int> a = normalize_axis(axis, x.ndim());
+  if (!a)
+    throw ShapeError(std::string("wok::") + op + ": axis " + std::to_string(axis) + " is out of range for " +
+                     std::string(dtype_name(x.dtype())) + shape_str(x.shape()));
+  return *a;
+}
+
+}  // namespace
+
+#define WOK_DEFINE_UNARY(name) \
+  Tensor name(const Tensor& x) { return unary(WOK_BUILTIN_OP(#name), x); }
+WOK_DEFINE_UNARY(neg)
+WOK_DEFINE_UNARY(abs)
+WOK_DEFINE_UNARY(exp)
+WOK_DEFINE_UNARY(log)
+WOK_DEFINE_UNARY(sqrt)
+WOK_DEFINE_UNARY(rsqrt)
+WOK_DEFINE_UNARY(sin)
+WOK_DEFINE_UNARY(cos)
+WOK_DEFINE_UNARY(tanh)
+WOK_DEFINE_UNARY(erf)
+WOK_DEFINE_UNARY(sigmoid)
+WOK_DEFINE_UNARY(relu)
+WOK_DEFINE_UNARY(gelu)
+WOK_DEFINE_UNARY(silu)
+WOK_DEFINE_UNARY(floor)
+WOK_DEFINE_UNARY(ceil)
+WOK_DEFINE_UNARY(round)
+WOK_DEFINE_UNARY(reciprocal)
+WOK_DEFINE_UNARY(square)
+WOK_DEFINE_UNARY(logical_not)
+#undef WOK_DEFINE_UNARY
+
+Tensor cast(const Tensor& x, DType dtype) {
+  static const RegisteredOp& op = WOK_BUILTIN_OP("cast");
+  return record1(op, {x}, positional_attrs(op, {dtype}));
+}
+
+#define WOK_DEFINE_BINARY(name)                                                       \
+  Tensor name(const Tensor& a, const Tensor& b) { return binary(WOK_BUILTIN_OP(#name), a, b); } \
+  Tensor name(const Tensor& a, Scalar b) {                                            \
+    if (!a.defined()) return binary(WOK_BUILTIN_OP(#name), a, a);                     \
+    return name(a, scalar_operand(b, a.dtype(), a.device()));                         \
+  }                                                                                   \
+  Tensor name(Scalar a, const Tensor& b) {                                            \
+    if (!b.defined()) return binary(WOK_BUILTIN_OP(#name), b, b);                     \
+    return name(scalar_operand(a, b.dtype(), b.device()), b);                         \
+  }
+WOK_DEFINE_BINARY(add)
+WOK_DEFINE_BINARY(sub)
+WOK_DEFINE_BINARY(mul)
+WOK_DEFINE_BINARY(div)
+WOK_DEFINE_BINARY(pow)
+WOK_DEFINE_BINARY(maximum)
+WOK_DEFINE_BINARY(minimum)
+WOK_DEFINE_BINARY(eq)
+WOK_DEFINE_BINARY(ne)
+WOK_DEFINE_BINARY(lt)
+WOK_DEFINE_BINARY(le)
+WOK_DEFINE_BINARY(gt)
+WOK_DEFINE_BINARY(ge)
+WOK_DEFINE_BINARY(logical_and)
+WOK_DEFINE_BINARY(logical_or)
+#undef WOK_DEFINE_BINARY
+
+Tensor where(const Tensor& cond, const Tensor& a, const Tensor& b) {
+  static const RegisteredOp& op = WOK_BUILTIN_OP("where");
+  if (!cond.defined() || !a.defined() || !b.defined()) return record1(op, {cond, a, b});
+  DType t = promote_types(a.dtype(), b.dtype());
+  return record1(op, {cast_to(cond, DType::kBool), cast_to(a, t), cast_to(b, t)});
+}
+
+Tensor where(const Tensor& cond, const Tensor& a, Scalar b) {
+  return where(cond, a, a.defined() ? scalar_operand(b, a.dtype(), a.device()) : a);
+}
+
+Tensor where(const Tensor& cond, Scalar a, const Tensor& b) {
+  return where(cond, b.defined() ? scalar_operand(a, b.dtype(), b.device()) : b, b);
+}
+
+Tensor clamp(const Tensor& x, std::optional<double> lo, std::optional<double> hi) {
+  static const RegisteredOp& op = WOK_BUILTIN_OP("clamp");
+  std::vector<AttrValue> attrs = {lo.value_or(-std::numeric_limits<double>::infinity()),
+                                  hi.value_or(std::numeric_limits<double>::infinity())};
+  return record1(op, {x}, positional_attrs(op, std::move(attrs)));
+}
+
+Tensor sum(const Tensor& x, std::vector<int64_t> axes, bool keepdims) {
+  return reduce(WOK_BUILTIN_OP("sum"), x, std::move(axes), keepdims);
+}
+Tensor mean(const Tensor& x, std::vector<int64_t> axes, bool keepdims) {
+  return reduce(WOK_BUILTIN_OP("mean"), x, std::move(axes), keepdims);
+}
+Tensor max(const Tensor& x, std::vector<int64_t> axes, bool keepdims) {
+  return reduce(WOK_BUILTIN_OP("max"), x, std::move(axes), keepdims);
+}
+Tensor min(const Tensor& x, std::vector<int64_t> axes, bool keepdims) {
+  return reduce(WOK_BUILTIN_OP("min"), x, std::move(axes), keepdims);
+}
+Tensor prod(const Tensor& x, std::vector<int64_t> axes, bool keepdims) {
+  return reduce(WOK_BUILTIN_OP("prod"), x, std::move(axes), keepdims);
+}
+Tensor argmax(const Tensor& x, std::vector<int64_t> axes, bool keepdims) {
+  return reduce(WOK_BUILTIN_OP("argmax"), x, std::move(axes), keepdims);
+}
+
+Tensor reshape(const Tensor& x, Shape shape) {
+  static const RegisteredOp& op = WOK_BUILTIN_OP("reshape");
+  if (!x.defined()) return record1(op, {x}, positional_attrs(op, {shape}));
+  int infer = -1;
+  int64_t known = 1;
+  for (size_t i = 0; i < shape.size(); ++i) {
+    if (shape[i] == -1) {
+      if (infer >= 0)
+        throw ShapeError("wok::reshape: more than one -1 in " + shape_str(shape) + " (input " +
+                         std::string(dtype_name(x.dtype())) + shape_str(x.shape()) + ")");
+      infer = static_cast<int>(i);
+    } else {
+      known *= shape[i];
+    }
+  }
+  if (infer >= 0) {
+    if (known == 0 || x.numel() % known != 0)
+      throw ShapeError("wok::reshape: cannot infer -1 in " + shape_str(shape) + " for " + std::to_string(x.numel()) +
+                       " elements (input " + std::string(dtype_name(x.dtype())) + shape_str(x.shape()) + ")");
+    shape[infer] = x.numel() / known;
+  }
+  if (shape == x.shape()) return x;
+  return record1(op, {x}, positional_attrs(op, {std::move(shape)}));
+}
+
+Tensor permute(const Tensor& x, std::vector<int64_t> dims) {
+  static const RegisteredOp& op = WOK_BUILTIN_OP("permute");
+  if (x.defined())
+    for (int64_t& d : dims)
+      if (d < 0) d += x.ndim();
+  bool identity = x.defined() && static_cast<int>(dims.size()) == x.ndim();
+  for (size_t i = 0; identity && i < dims.size(); ++i) identity = dims[i] == static_cast<int64_t>(i);
+  if (identity) return x;
+  return record1(op, {x}, positional_attrs(op, {std::move(dims)}));
+}
+
+Tensor transpose(const Tensor& x) {
+  std::vector<int64_t> dims;
+  for (int i = x.defined() ? x.ndim() : 0; i-- > 0;) dims.push_back(i);
+  return permute(x, std::move(dims));
+}
+
+Tensor transpose(const Tensor& x, int64_t a, int64_t b) {
+  if (!x.defined()) return permute(x, {});
+  std::vector<int64_t> dims;
+  for (int i = 0; i < x.ndim(); ++i) dims.push_back(i);
+  std::swap(dims[axis_or_throw("transpose", x, a)], dims[axis_or_throw("transpose", x, b)]);
+  return permute(x, std::move(dims));
+}
+
+Tensor broadcast_to(const Tensor& x, Shape shape) {
+  static const RegisteredOp& op = WOK_BUILTIN_OP("broadcast_to");
+  if (x.defined() && x.shape() == shape) return x;
+  return record1(op, {x}, positional_attrs(op, {std::move(shape)}));
+}
+
+Tensor slice(const Tensor& x, int64_t axis, std::optional<int64_t> start, std::optional<int64_t> stop, int64_t step) {
+  static const RegisteredOp& op = WOK_BUILTIN_OP("slice");
+  if (!x.defined()) return record1(op, {x}, positional_attrs(op, {Shape{}, Shape{}, Shape{}}));
+  int a = static_cast<int>(axis_or_throw("slice", x, axis));
+  if (step == 0) throw ShapeError("wok::slice: step must not be 0");
+  int64_t n = x.shape()[a];
+  // Python's slice.indices(): clamp into range depending on the direction.
+  auto clamp_bound = [&](std::optional<int64_t> v, int64_t dflt) {
+    if (!v) return dflt;
+    int64_t i = *v < 0 ? *v + n : *v;
+    if (step > 0) return std::clamp<int64_t>(i, 0, n);
+    return std::clamp<int64_t>(i, -1, n - 1);
+  };
+  int64_t b = clamp_bound(start, step > 0 ? 0 : n - 1);
+  int64_t e = clamp_bound(stop, step > 0 ? n : -1);
+  Shape starts(x.ndim(), 0), stops = x.shape(), steps(x.ndim(), 1);
+  starts[a] = b;
+  stops[a] = e;
+  steps[a] = step;
+  // An empty selection may leave `b` at n; keep the attrs canonical.
+  int64_t len = step > 0 ? std::max<int64_t>(0, (e - b + step - 1) / step) : std::max<int64_t>(0, (b - e - step - 1) / -step);
+  if (len == 0) {
+    starts[a] = 0;
+    stops[a] = 0;
+    steps[a] = 1;
+  }
+  if (len == n && step == 1) return x;
+  return record1(op, {x}, positional_attrs(op, {std::move(starts), std::move(stops), std::move(steps)}));
+}
+
+Tensor concat(const std::vector<Tensor>& xs, int64_t axis) {
+  static const RegisteredOp& op = WOK_BUILTIN_OP("concat");
+  if (xs.empty()) throw ShapeError("wok::concat: needs at least one tensor");
+  for (const Tensor& x : xs)
+    if (!x.defined()) return record1(op, std::span<const Tensor>(xs), positional_attrs(op, {axis}));
+  int64_t a = axis_or_throw("concat", xs[0], axis);
+  if (xs.size() == 1) return xs[0];
+  DType t = xs[0].dtype();
+  for (const Tensor& x : xs) t = promote_types(t, x.dtype());
+  std::vector<Tensor> cast_xs;
+  for (const Tensor& x : xs) cast_xs.push_back(cast_to(x, t));
+  return record1(op, std::span<const Tensor>(cast_xs), positional_attrs(op, {a}));
+}
+
+Tensor matmul(const Tensor& a, const Tensor& b) {
+  static const RegisteredOp& op = WOK_BUILTIN_OP("matmul");
+  if (!a.defined() || !b.defined()) return record1(op, {a, b});
+  if (a.ndim() == 0 || b.ndim() == 0)
+    throw ShapeError("wok::matmul: operands must have at least one dimension (inputs: a " +
+                     std::string(dtype_name(a.dtype())) + shape_str(a.shape()) + ", b " +
+                     std::string(dtype_name(b.dtype())) + shape_str(b.shape()) + ")");
+  DType t = promote_types(a.dtype(), b.dtype());
+  if (t == DType::kBool) t = DType::kInt32;
+  Tensor x = cast_to(a, t), y = cast_to(b, t);
+  bool vec_a = x.ndim() == 1, vec_b = y.ndim() == 1;
+  if (vec_a) x = reshape(x, {1, x.shape()[0]});
+  if (vec_b) y = reshape(y, {y.shape()[0], 1});
+  Tensor out = record1(op, {x, y});
+  if (vec_a || vec_b) {
+    Shape s = out.shape();
+    if (vec_b) s.erase(s.end() - 1);
+    if (vec_a) s.erase(s.end() - 1 - (vec_b ? 0 : 1));
+    out = reshape(out, s);
+  }
+  return out;
+}
+
+Tensor operator-(const Tensor& x) { return neg(x); }
+Tensor operator!(const Tensor& x) { return logical_not(x); }
+
+}  // namespace wok

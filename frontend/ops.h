@@ -1,0 +1,119 @@
+// Free functions named after the ops. Each validates, promotes dtypes and
+// records a node; nothing runs here.
+#pragma once
+
+#include <optional>
+#include <type_traits>
+#include <vector>
+
+#include "wok/frontend/tensor.h"
+
+namespace wok {
+
+// ---- unary -----------------------------------------------------------------
+Tensor neg(const Tensor& x);
+Tensor abs(const Tensor& x);
+Tensor exp(const Tensor& x);
+Tensor log(const Tensor& x);
+Tensor sqrt(const Tensor& x);
+Tensor rsqrt(const Tensor& x);
+Tensor sin(const Tensor& x);
+Tensor cos(const Tensor& x);
+Tensor tanh(const Tensor& x);
+Tensor erf(const Tensor& x);
+Tensor sigmoid(const Tensor& x);
+Tensor relu(const Tensor& x);
+Tensor gelu(const Tensor& x);  // tanh approximation
+Tensor silu(const Tensor& x);
+Tensor floor(const Tensor& x);
+Tensor ceil(const Tensor& x);
+Tensor round(const Tensor& x);  // half to even
+Tensor reciprocal(const Tensor& x);
+Tensor square(const Tensor& x);
+Tensor logical_not(const Tensor& x);
+Tensor cast(const Tensor& x, DType dtype);
+
+// ---- binary, with NumPy broadcasting and promotion ----------------------------
+// Plain numbers are weakly typed: a float32 tensor times 2.0 stays float32;
+// an int32 tensor times 2.5f becomes float32 (the number's own type).
+#define WOK_DECLARE_BINARY(name)                   \
+  Tensor name(const Tensor& a, const Tensor& b);   \
+  Tensor name(const Tensor& a, Scalar b);          \
+  Tensor name(Scalar a, const Tensor& b);
+WOK_DECLARE_BINARY(add)
+WOK_DECLARE_BINARY(sub)
+WOK_DECLARE_BINARY(mul)
+WOK_DECLARE_BINARY(div)
+WOK_DECLARE_BINARY(pow)
+WOK_DECLARE_BINARY(maximum)
+WOK_DECLARE_BINARY(minimum)
+WOK_DECLARE_BINARY(eq)
+WOK_DECLARE_BINARY(ne)
+WOK_DECLARE_BINARY(lt)
+WOK_DECLARE_BINARY(le)
+WOK_DECLARE_BINARY(gt)
+WOK_DECLARE_BINARY(ge)
+WOK_DECLARE_BINARY(logical_and)
+WOK_DECLARE_BINARY(logical_or)
+#undef WOK_DECLARE_BINARY
+
+// cond ? a : b, all three broadcast together.
+Tensor where(const Tensor& cond, const Tensor& a, const Tensor& b);
+Tensor where(const Tensor& cond, const Tensor& a, Scalar b);
+Tensor where(const Tensor& cond, Scalar a, const Tensor& b);
+// min(max(x, lo), hi); nan stays nan.
+Tensor clamp(const Tensor& x, std::optional<double> lo, std::optional<double> hi);
+
+// ---- reductions ---------------------------------------------------------------
+// `axes` may be negative; empty means every axis.
+Tensor sum(const Tensor& x, std::vector<int64_t> axes = {}, bool keepdims = false);
+Tensor mean(const Tensor& x, std::vector<int64_t> axes = {}, bool keepdims = false);
+Tensor max(const Tensor& x, std::vector<int64_t> axes = {}, bool keepdims = false);
+Tensor min(const Tensor& x, std::vector<int64_t> axes = {}, bool keepdims = false);
+Tensor prod(const Tensor& x, std::vector<int64_t> axes = {}, bool keepdims = false);
+// int64 row-major index of the first maximum within the reduced axes.
+Tensor argmax(const Tensor& x, std::vector<int64_t> axes = {}, bool keepdims = false);
+
+// ---- movement -----------------------------------------------------------------
+Tensor reshape(const Tensor& x, Shape shape);  // one -1 is inferred
+Tensor permute(const Tensor& x, std::vector<int64_t> dims);
+Tensor transpose(const Tensor& x);                      // reverse all dims
+Tensor transpose(const Tensor& x, int64_t a, int64_t b);  // swap two dims
+Tensor broadcast_to(const Tensor& x, Shape shape);
+// x[start:stop:step] along one axis, Python rules (negative and
+// out-of-range bounds are clamped; std::nullopt means "to the end").
+Tensor slice(const Tensor& x, int64_t axis, std::optional<int64_t> start, std::optional<int64_t> stop,
+             int64_t step = 1);
+Tensor concat(const std::vector<Tensor>& xs, int64_t axis = 0);
+
+// ---- linear algebra ---------------------------------------------------------------
+// NumPy matmul: 1-D operands are promoted to matrices and the added dim
+// removed; batch dims broadcast.
+Tensor matmul(const Tensor& a, const Tensor& b);
+
+// ---- operators ------------------------------------------------------------------
+Tensor operator-(const Tensor& x);
+Tensor operator!(const Tensor& x);
+#define WOK_DECLARE_OPERATOR(op, fn)                                                \
+  inline Tensor operator op(const Tensor& a, const Tensor& b) { return fn(a, b); }  \
+  template <typename S, std::enable_if_t<std::is_arithmetic_v<S>, int> = 0>         \
+  Tensor operator op(const Tensor& a, S b) {                                        \
+    return fn(a, Scalar(b));                                                        \
+  }                                                                                 \
+  template <typename S, std::enable_if_t<std::is_arithmetic_v<S>, int> = 0>         \
+  Tensor operator op(S a, const Tensor& b) {                                        \
+    return fn(Scalar(a), b);                                                        \
+  }
+WOK_DECLARE_OPERATOR(+, add)
+WOK_DECLARE_OPERATOR(-, sub)
+WOK_DECLARE_OPERATOR(*, mul)
+WOK_DECLARE_OPERATOR(/, div)
+WOK_DECLARE_OPERATOR(==, eq)
+WOK_DECLARE_OPERATOR(!=, ne)
+WOK_DECLARE_OPERATOR(<, lt)
+WOK_DECLARE_OPERATOR(<=, le)
+WOK_DECLARE_OPERATOR(>, gt)
+WOK_DECLARE_OPERATOR(>=, ge)
+#undef WOK_DECLARE_OPERATOR
+
+}  // namespace wok

@@ -1,0 +1,16 @@
+// Runtime controls for users: backend switch, counters, memory, limits.
+#pragma once
+
+#include "wok/runtime/backend.h"
+#include "wok/runtime/evaluator.h"
+#include "wok/runtime/host_allocator.h"
+#include "wok/runtime/stats.h"
+
+namespace wok {
+
+// The host allocator's counters (runtime/host_allocator.h).
+MemoryStats memory_stats();
+// Returns cached host blocks to the OS.
+void empty_cache();
+
+}  // namespace wok

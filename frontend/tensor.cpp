@@ -1,0 +1,88 @@
+#include "wok/frontend/tensor.h"
+
+#include <sstream>
+
+#include "wok/frontend/ops.h"
+#include "wok/runtime/evaluator.h"
+
+namespace wok {
+
+namespace {
+const TensorMeta& undefined_error() { throw Error("operation on an undefined wok::Tensor"); }
+}  // namespace
+
+const TensorMeta& Tensor::meta() const { return impl_ ? impl_->meta() : undefined_error(); }
+
+int64_t Tensor::size(int64_t axis) const {
+  std::optional<int> a = normalize_axis(axis, ndim());
+  if (!a)
+    throw ShapeError("size(" + std::to_string(axis) + "): axis out of range for shape " + shape_str(shape()));
+  return shape()[*a];
+}
+
+const void* Tensor::host_data() const {
+  meta();
+  if (!impl_->ready()) evaluate({&impl_, 1}, EvalReason::kDataRead);
+  if (!device().is_cpu())
+    throw DeviceError("reading data of a tensor on " + device().str() + ": copy it with to(Device::cpu()) first");
+  return impl_->storage()->data();
+}
+
+Scalar Tensor::item_scalar() const {
+  if (numel() != 1)
+    throw ShapeError("item() needs exactly one element, tensor has shape " + shape_str(shape()));
+  const void* p = host_data();
+  return visit_dtype(dtype(), [&](auto tag) { return Scalar(*static_cast<const decltype(tag)*>(p)); });
+}
+
+Tensor Tensor::reshape(Shape s) const { return wok::reshape(*this, std::move(s)); }
+Tensor Tensor::permute(std::vector<int64_t> dims) const { return wok::permute(*this, std::move(dims)); }
+Tensor Tensor::transpose() const { return wok::transpose(*this); }
+Tensor Tensor::transpose(int64_t a, int64_t b) const { return wok::transpose(*this, a, b); }
+Tensor Tensor::broadcast_to(Shape s) const { return wok::broadcast_to(*this, std::move(s)); }
+Tensor Tensor::astype(DType t) const { return dtype() == t ? *this : wok::cast(*this, t); }
+
+Tensor Tensor::to(Device d) const {
+  if (device() == d) return *this;
+  throw DeviceError("cannot move a tensor from " + device().str() + " to " + d.str() +
+                    ": no copy path between these devices in this build");
+}
+
+std::string Tensor::str() const {
+  if (!defined()) return "Tensor(undefined)";
+  std::ostringstream out;
+  out << dtype_name(dtype()) << shape_str(shape()) << " ";
+  std::vector<double> v = to_vector<double>();
+  const Shape& s = shape();
+  constexpr size_t kMaxShown = 64;
+  if (s.empty()) {
+    out << v[0];
+    return out.str();
+  }
+  // Nested brackets, row-major; long tensors are cut with "...".
+  Strides st = contiguous_strides(s);
+  for (size_t i = 0; i < v.size() && i < kMaxShown; ++i) {
+    for (size_t d = 0; d < s.size(); ++d)
+      if (i % st[d] == 0) out << "[";
+    out << v[i];
+    size_t closes = 0;
+    for (size_t d = 0; d < s.size(); ++d)
+      if ((i + 1) % st[d] == 0) ++closes;
+    out << std::string(closes, ']');
+    if (i + 1 < v.size()) out << ", ";
+  }
+  if (v.size() > kMaxShown) out << "...";
+  return out.str();
+}
+
+void eval(const std::vector<Tensor>& tensors) {
+  std::vector<TensorImplPtr> impls;
+  impls.reserve(tensors.size());
+  for (const Tensor& t : tensors) {
+    if (!t.defined()) throw Error("wok::eval: an undefined tensor was passed");
+    impls.push_back(t.impl());
+  }
+  evaluate(impls, EvalReason::kEvalCall);
+}
+
+}  // namespace wok

@@ -1,0 +1,51 @@
+#include "wok/jit/fused_kernel.h"
+
+#include <cstring>
+#include <sstream>
+
+namespace wok::jit {
+
+std::string FusedKernelSpec::signature() const {
+  std::string s = "fk";
+  s.push_back(static_cast<char>(kKernelAbiVersion));
+  s.push_back(static_cast<char>(rank));
+  s.push_back(static_cast<char>(input_dtypes.size()));
+  for (size_t i = 0; i < input_dtypes.size(); ++i) {
+    s.push_back(static_cast<char>(input_dtypes[i]));
+    for (bool b : input_broadcast[i]) s.push_back(b ? 'b' : 'c');
+  }
+  s.push_back(static_cast<char>(param_dtypes.size()));
+  for (DType t : param_dtypes) s.push_back(static_cast<char>(t));
+  program.append_signature(s);
+  return s;
+}
+
+std::string FusedKernelSpec::str() const {
+  std::ostringstream out;
+  out << "fused kernel, rank " << rank << "\n";
+  for (size_t i = 0; i < input_dtypes.size(); ++i) {
+    out << "  input #" << i << ": " << dtype_name(input_dtypes[i]) << " dims ";
+    for (bool b : input_broadcast[i]) out << (b ? 'b' : '.');
+    out << "\n";
+  }
+  for (size_t i = 0; i < param_dtypes.size(); ++i)
+    out << "  param #" << input_dtypes.size() + i << ": " << dtype_name(param_dtypes[i]) << "\n";
+  out << program.str();
+  return out.str();
+}
+
+uint64_t param_bits(DType dtype, const Scalar& value) {
+  uint64_t bits = 0;
+  visit_dtype(dtype, [&](auto tag) {
+    using T = decltype(tag);
+    if constexpr (std::is_same_v<T, bool>) {
+      bits = value.cast(dtype).to<bool>() ? 1 : 0;
+    } else {
+      T v = value.cast(dtype).to<T>();
+      std::memcpy(&bits, &v, sizeof v);
+    }
+  });
+  return bits;
+}
+
+}  // namespace wok::jit

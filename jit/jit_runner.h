@@ -1,0 +1,23 @@
+// The JIT backend: plans fragments (passes, fusion, code generation) and
+// replays the plans.
+#pragma once
+
+#include "wok/runtime/cpu_features.h"
+#include "wok/runtime/fragment.h"
+
+namespace wok::jit {
+
+class JitRunner final : public FragmentRunner {
+ public:
+  explicit JitRunner(CpuIsa isa) : isa_(isa) {}
+  std::string_view name() const override { return "jit"; }
+  std::vector<StoragePtr> run(const Fragment& fragment, std::span<const StoragePtr> input_storage) override;
+
+ private:
+  CpuIsa isa_;
+};
+
+// Installs the JIT for the CPU when the host has AVX2+FMA or AVX-512.
+void install_cpu_jit();
+
+}  // namespace wok::jit

@@ -1,0 +1,122 @@
+// Note [Fusion groups]
+// A group is a set of elementwise nodes with the same output shape that the
+// JIT computes in one kernel: one pass over the iteration space, each input
+// read once, only the values needed outside the group written. Groups grow
+// along producer -> consumer edges (union-find), and a merge is refused when
+// some path leaves the two groups and comes back, which would make the
+// fused kernel depend on its own output. Constants are not members: every
+// kernel that needs one computes it itself. Nodes of other shapes are not
+// pulled in (that would recompute them once per broadcast element).
+#include <algorithm>
+#include <numeric>
+
+#include "wok/jit/lowering.h"
+#include "wok/jit/passes/passes.h"
+#include "wok/runtime/op_registry.h"
+
+namespace wok::jit {
+
+namespace {
+
+struct UnionFind {
+  explicit UnionFind(size_t n) : parent(n) { std::iota(parent.begin(), parent.end(), 0); }
+  int find(int x) {
+    while (parent[x] != x) x = parent[x] = parent[parent[x]];
+    return x;
+  }
+  std::vector<int> parent;
+};
+
+}  // namespace
+
+void fuse_elementwise(PlanGraph& g) {
+  const auto& nodes = g.fragment.nodes;
+  const size_t n_nodes = nodes.size();
+  std::vector<bool> candidate(n_nodes, false);
+  for (size_t n = 0; n < n_nodes; ++n) {
+    if (!g.alive[n] || g.constant[n]) continue;
+    std::string why = fusion_blocker(g, static_cast<int>(n));
+    g.break_reason[n] = why;
+    candidate[n] = why.empty();
+  }
+  // Consumers of each node, through canonical values.
+  std::vector<std::vector<int>> users(n_nodes);
+  for (size_t n = 0; n < n_nodes; ++n) {
+    if (!g.alive[n]) continue;
+    for (int v : g.inputs_of(static_cast<int>(n)))
+      if (int p = g.producer[v]; p >= 0) users[p].push_back(static_cast<int>(n));
+  }
+
+  UnionFind uf(n_nodes);
+  // True when some path from group a to group b passes outside both.
+  auto detour = [&](int a, int b) {
+    std::vector<char> seen(n_nodes, 0);
+    std::vector<int> stack;
+    for (size_t n = 0; n < n_nodes; ++n)
+      if (g.alive[n] && uf.find(static_cast<int>(n)) == a)
+        for (int u : users[n])
+          if (int r = uf.find(u); r != a && r != b && !seen[u]) {
+            seen[u] = 1;
+            stack.push_back(u);
+          }
+    while (!stack.empty()) {
+      int x = stack.back();
+      stack.pop_back();
+      for (int u : users[x]) {
+        int r = uf.find(u);
+        if (r == b) return true;
+        if (r != a && !seen[u]) {
+          seen[u] = 1;
+          stack.push_back(u);
+        }
+      }
+    }
+    return false;
+  };
+
+  for (size_t n = 0; n < n_nodes; ++n) {
+    if (!candidate[n]) continue;
+    const Shape& shape = g.fragment.values[nodes[n].outputs[0]].shape;
+    for (int v : g.inputs_of(static_cast<int>(n))) {
+      int p = g.producer[v];
+      if (p < 0 || !candidate[p]) continue;
+      if (g.fragment.values[nodes[p].outputs[0]].shape != shape) {
+        g.break_reason[p] = "its shape differs from its consumer's";
+        continue;
+      }
+      int a = uf.find(p), b = uf.find(static_cast<int>(n));
+      if (a == b || detour(a, b)) continue;
+      uf.parent[a] = b;
+    }
+  }
+  // Compact group ids in order of first member.
+  std::vector<int> id(n_nodes, -1);
+  int next = 0;
+  for (size_t n = 0; n < n_nodes; ++n) {
+    if (!candidate[n]) continue;
+    int r = uf.find(static_cast<int>(n));
+    if (id[r] < 0) id[r] = next++;
+    g.group[n] = id[r];
+  }
+}
+
+std::vector<PassRecord> run_passes(PlanGraph& g, bool record) {
+  struct Pass {
+    const char* name;
+    void (*run)(PlanGraph&);
+  };
+  static constexpr Pass kPipeline[] = {
+      {"common-subexpression elimination", eliminate_common_subexpressions},
+      {"dead-code elimination", eliminate_dead_code},
+      {"constant folding", fold_constants},
+      {"elementwise fusion", fuse_elementwise},
+  };
+  std::vector<PassRecord> records;
+  for (const Pass& p : kPipeline) {
+    p.run(g);
+    if (record) records.push_back({p.name, g.str()});
+  }
+  return records;
+}
+
+}  // namespace wok::jit

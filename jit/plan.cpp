@@ -1,0 +1,308 @@
+#include "wok/jit/plan.h"
+
+#include <algorithm>
+#include <map>
+#include <numeric>
+#include <queue>
+
+#include "wok/jit/dump.h"
+#include "wok/jit/passes/passes.h"
+#include "wok/runtime/error.h"
+#include "wok/runtime/executor.h"
+#include "wok/runtime/kernel.h"
+#include "wok/runtime/op_registry.h"
+#include "wok/runtime/stats.h"
+#include "wok/runtime/thread_pool.h"
+
+namespace wok::jit {
+
+namespace {
+
+constexpr int64_t kArenaAlign = 64;
+// Elements per parallel chunk of a generated kernel.
+constexpr int64_t kKernelGrain = 16384;
+
+struct StepDraft {
+  PlanStep step;
+  int order_hint;  // first node of the step, for a stable order
+};
+
+// The steps of the plan, unordered: fused groups, materialized constants,
+// and nodes left to precompiled kernels.
+std::vector<StepDraft> draft_steps(const PlanGraph& g) {
+  const Fragment& f = g.fragment;
+  std::vector<StepDraft> drafts;
+  std::map<int, std::vector<int>> groups;  // group id -> members
+  for (size_t n = 0; n < f.nodes.size(); ++n)
+    if (g.alive[n] && g.group[n] >= 0) groups[g.group[n]].push_back(static_cast<int>(n));
+
+  // Who reads each value, outside of constants (which are inlined).
+  std::vector<std::vector<int>> readers(f.values.size());
+  for (size_t n = 0; n < f.nodes.size(); ++n) {
+    if (!g.alive[n] || g.constant[n]) continue;
+    for (int v : g.inputs_of(static_cast<int>(n))) readers[v].push_back(static_cast<int>(n));
+  }
+  auto needed_outside = [&](int v, int group) {
+    if (g.is_output(v)) return true;
+    for (int r : readers[v])
+      if (g.group[r] != group || group < 0) return true;
+    return false;
+  };
+
+  for (auto& [id, members] : groups) {
+    std::vector<int> outs;
+    for (int n : members)
+      for (int v : f.nodes[n].outputs)
+        if (g.canonical[v] == v && needed_outside(v, id)) outs.push_back(v);
+    if (outs.empty()) continue;
+    StepDraft d{{PlanStep::Kind::kKernel}, members.front()};
+    d.step.lowered = lower_group(g, members, outs);
+    drafts.push_back(std::move(d));
+  }
+  for (size_t n = 0; n < f.nodes.size(); ++n) {
+    if (!g.alive[n]) continue;
+    if (g.constant[n]) {
+      // A constant someone needs in memory gets a kernel of its own.
+      for (int v : f.nodes[n].outputs) {
+        if (g.canonical[v] != v) continue;
+        bool materialize = g.is_output(v);
+        for (int r : readers[v]) materialize = materialize || g.group[r] < 0;
+        if (!materialize) continue;
+        StepDraft d{{PlanStep::Kind::kKernel}, static_cast<int>(n)};
+        d.step.lowered = lower_group(g, {}, {v});
+        drafts.push_back(std::move(d));
+      }
+    } else if (g.group[n] < 0) {
+      StepDraft d{{PlanStep::Kind::kNode}, static_cast<int>(n)};
+      d.step.node = static_cast<int>(n);
+      drafts.push_back(std::move(d));
+    }
+  }
+  for (StepDraft& d : drafts) {
+    if (d.step.kind == PlanStep::Kind::kKernel) {
+      d.step.reads = d.step.lowered.input_values;
+      d.step.writes = d.step.lowered.output_values;
+    } else {
+      d.step.reads = g.inputs_of(d.step.node);
+      for (int v : f.nodes[d.step.node].outputs) d.step.writes.push_back(g.canonical[v]);
+    }
+  }
+  return drafts;
+}
+
+// Orders steps so each runs after the steps that write what it reads
+// (Kahn's algorithm, ties broken by the fragment's own order).
+std::vector<PlanStep> order_steps(std::vector<StepDraft> drafts, size_t num_values) {
+  std::vector<int> writer(num_values, -1);
+  for (size_t s = 0; s < drafts.size(); ++s)
+    for (int v : drafts[s].step.writes) writer[v] = static_cast<int>(s);
+  std::vector<std::vector<int>> users(drafts.size());
+  std::vector<int> pending(drafts.size(), 0);
+  for (size_t s = 0; s < drafts.size(); ++s) {
+    std::vector<int> deps;
+    for (int v : drafts[s].step.reads)
+      if (int w = writer[v]; w >= 0 && w != static_cast<int>(s)) deps.push_back(w);
+    std::sort(deps.begin(), deps.end());
+    deps.erase(std::unique(deps.begin(), deps.end()), deps.end());
+    for (int w : deps) users[w].push_back(static_cast<int>(s));
+    pending[s] = static_cast<int>(deps.size());
+    drafts[s].step.deps = deps;  // draft indices for now
+  }
+  using Item = std::pair<int, int>;  // (order hint, draft)
+  std::priority_queue<Item, std::vector<Item>, std::greater<>> ready;
+  for (size_t s = 0; s < drafts.size(); ++s)
+    if (pending[s] == 0) ready.push({drafts[s].order_hint, static_cast<int>(s)});
+  std::vector<int> position(drafts.size(), -1);
+  std::vector<PlanStep> steps;
+  while (!ready.empty()) {
+    int s = ready.top().second;
+    ready.pop();
+    position[s] = static_cast<int>(steps.size());
+    steps.push_back(std::move(drafts[s].step));
+    for (int u : users[s])
+      if (--pending[u] == 0) ready.push({drafts[u].order_hint, u});
+  }
+  if (steps.size() != drafts.size()) throw Error("wok JIT: fused groups form a cycle (internal error)");
+  for (PlanStep& st : steps)
+    for (int& d : st.deps) d = position[d];
+  return steps;
+}
+
+struct UnionFind {
+  explicit UnionFind(size_t n) : parent(n) { std::iota(parent.begin(), parent.end(), 0); }
+  int find(int x) {
+    while (parent[x] != x) x = parent[x] = parent[parent[x]];
+    return x;
+  }
+  void join(int a, int b) { parent[find(a)] = find(b); }
+  std::vector<int> parent;
+};
+
+void plan_memory(Plan& plan, const PlanGraph& g) {
+  const Fragment& f = g.fragment;
+  const size_t nv = f.values.size();
+  UnionFind cls(nv);
+  for (const PlanStep& st : plan.steps)
+    if (st.kind == PlanStep::Kind::kNode && f.nodes[st.node].op->def().output_aliases_input)
+      cls.join(st.writes[0], st.reads[0]);
+
+  std::vector<bool> used(nv, false);
+  for (const PlanStep& st : plan.steps) {
+    for (int v : st.reads) used[v] = true;
+    for (int v : st.writes) used[v] = true;
+  }
+  for (int v : g.outputs()) used[v] = true;
+
+  // Where each class lives: an input's storage, an output storage, or the arena.
+  std::map<int, Placement> where;
+  for (size_t i = 0; i < f.inputs.size(); ++i)
+    where[cls.find(f.inputs[i])] = {Placement::Where::kInput, static_cast<int>(i), 0};
+  for (int v : g.outputs()) {
+    int c = cls.find(v);
+    if (where.count(c)) continue;
+    where[c] = {Placement::Where::kOutput, static_cast<int>(plan.output_storage_bytes.size()), 0};
+    plan.output_storage_bytes.push_back(f.values[v].nbytes());
+  }
+  // Arena classes: live from their first write to their last read.
+  std::map<int, std::pair<int, int>> life;
+  std::map<int, int64_t> bytes;
+  for (size_t s = 0; s < plan.steps.size(); ++s) {
+    for (int v : plan.steps[s].writes) {
+      int c = cls.find(v);
+      if (where.count(c)) continue;
+      auto [it, fresh] = life.try_emplace(c, static_cast<int>(s), static_cast<int>(s));
+      if (!fresh) it->second.first = std::min(it->second.first, static_cast<int>(s));
+      bytes[c] = std::max<int64_t>(bytes[c], static_cast<int64_t>(f.values[v].nbytes()));
+    }
+    for (int v : plan.steps[s].reads) {
+      int c = cls.find(v);
+      if (auto it = life.find(c); it != life.end()) it->second.second = std::max(it->second.second, static_cast<int>(s));
+    }
+  }
+  // Largest first, each at the lowest offset not overlapping a placed
+  // class that is alive at the same time.
+  std::vector<int> order;
+  for (auto& [c, l] : life) order.push_back(c);
+  std::sort(order.begin(), order.end(), [&](int a, int b) { return bytes[a] > bytes[b]; });
+  struct Placed {
+    int64_t offset, size;
+    int first, last;
+  };
+  std::vector<Placed> placed;
+  for (int c : order) {
+    int64_t size = (bytes[c] + kArenaAlign - 1) / kArenaAlign * kArenaAlign;
+    auto [first, last] = life[c];
+    std::vector<std::pair<int64_t, int64_t>> busy;
+    for (const Placed& p : placed)
+      if (p.first <= last && first <= p.last) busy.push_back({p.offset, p.offset + p.size});
+    std::sort(busy.begin(), busy.end());
+    int64_t offset = 0;
+    for (auto [b, e] : busy) {
+      if (offset + size <= b) break;
+      offset = std::max(offset, e);
+    }
+    placed.push_back({offset, size, first, last});
+    where[c] = {Placement::Where::kArena, -1, offset};
+    plan.arena_bytes = std::max(plan.arena_bytes, offset + size);
+  }
+  plan.placement.assign(nv, Placement{});
+  for (size_t v = 0; v < nv; ++v)
+    if (used[v])
+      if (auto it = where.find(cls.find(static_cast<int>(v))); it != where.end()) plan.placement[v] = it->second;
+}
+
+}  // namespace
+
+std::shared_ptr<const Plan> build_plan(const Fragment& fragment, CpuIsa isa) {
+  PlanGraph g(fragment);
+  std::vector<PassRecord> records = run_passes(g, dump_enabled());
+  auto plan = std::make_shared<Plan>();
+  plan->canonical = g.canonical;
+  plan->steps = order_steps(draft_steps(g), fragment.values.size());
+  for (PlanStep& st : plan->steps) {
+    if (st.kind != PlanStep::Kind::kKernel) continue;
+    ++plan->kernels;
+    absl::StatusOr<std::shared_ptr<const CompiledKernel>> k = KernelCache::global().get(st.lowered.spec, isa);
+    if (!k.ok()) throw Error("wok JIT: cannot compile a fused kernel: " + std::string(k.status().message()));
+    st.kernel = *k;
+  }
+  plan_memory(*plan, g);
+  plan->graph_text = g.str();
+  if (dump_enabled()) {
+    std::string text = fragment.str();
+    for (const PassRecord& r : records) text += "\n-- after " + r.name + ":\n" + r.after;
+    write_dump("fragment_" + hash128(text).hex().substr(0, 8) + ".passes.txt", text);
+  }
+  return plan;
+}
+
+std::vector<StoragePtr> replay_plan(const Plan& plan, const Fragment& f, std::span<const StoragePtr> inputs) {
+  Device device = f.values[f.outputs[0]].device;
+  StoragePtr arena = plan.arena_bytes > 0 ? Storage::allocate(static_cast<size_t>(plan.arena_bytes), device) : nullptr;
+  std::vector<StoragePtr> outputs(plan.output_storage_bytes.size());
+  for (size_t i = 0; i < outputs.size(); ++i) outputs[i] = Storage::allocate(plan.output_storage_bytes[i], device);
+
+  auto address = [&](int v) -> void* {
+    const Placement& p = plan.placement[v];
+    switch (p.where) {
+      case Placement::Where::kInput: return inputs[p.index]->data();
+      case Placement::Where::kOutput: return outputs[p.index]->data();
+      case Placement::Where::kArena: return static_cast<char*>(arena->data()) + p.offset;
+      case Placement::Where::kNone: break;
+    }
+    throw Error("wok JIT: value %" + std::to_string(v) + " has no buffer (internal error)");
+  };
+
+  auto& counters = detail::counters();
+  std::vector<void*> ptrs;
+  std::vector<uint64_t> params;
+  std::vector<TensorRef> refs;
+  for (const PlanStep& st : plan.steps) {
+    if (st.kind == PlanStep::Kind::kKernel) {
+      const LoweredKernel& k = st.lowered;
+      if (k.numel == 0) continue;
+      ptrs.clear();
+      for (int v : k.input_values) ptrs.push_back(address(v));
+      for (int v : k.output_values) ptrs.push_back(address(v));
+      params.clear();
+      for (size_t i = 0; i < k.param_nodes.size(); ++i)
+        params.push_back(param_bits(k.spec.param_dtypes[i], f.nodes[k.param_nodes[i]].attrs->get_scalar("value")));
+      KernelArgs args{ptrs.data(), params.data(), k.shape.data(), k.strides.data()};
+      KernelFn fn = st.kernel->fn;
+      parallel_for(k.numel, kKernelGrain, [&](int64_t b, int64_t e) { fn(&args, b, e); });
+      counters.kernel_launches.fetch_add(1, std::memory_order_relaxed);
+      continue;
+    }
+    const FragmentNode& node = f.nodes[st.node];
+    const RegisteredOp& op = *node.op;
+    if (op.def().output_aliases_input) continue;  // same bytes, planned as one buffer
+    refs.clear();
+    for (int v : node.inputs) {
+      int c = plan.canonical[v];
+      refs.push_back({address(c), &f.values[c].shape, f.values[c].dtype});
+    }
+    for (int v : node.outputs) {
+      int c = plan.canonical[v];
+      if (plan.placement[c].where == Placement::Where::kNone) {
+        // An output nobody reads (a multi-output op's unused result).
+        throw Error("wok JIT: unplaced output of " + op.name() + " (internal error)");
+      }
+      refs.push_back({address(c), &f.values[c].shape, f.values[c].dtype});
+    }
+    std::span<const TensorRef> all(refs);
+    KernelContext ctx{op, *node.attrs, all.first(node.inputs.size()), all.subspan(node.inputs.size()), device};
+    op.kernel_or_throw(device)(ctx);
+    counters.kernel_launches.fetch_add(1, std::memory_order_relaxed);
+  }
+
+  std::vector<StoragePtr> result;
+  for (int v : f.outputs) {
+    const Placement& p = plan.placement[plan.canonical[v]];
+    if (p.where == Placement::Where::kOutput) result.push_back(outputs[p.index]);
+    else if (p.where == Placement::Where::kInput) result.push_back(inputs[p.index]);
+    else throw Error("wok JIT: fragment output not planned (internal error)");
+  }
+  return result;
+}
+
+}  // namespace wok::jit

@@ -1,0 +1,58 @@
+// A compiled plan: what the JIT runs for one traced fragment (one program
+// and one set of shapes), built once and replayed on every evaluation of
+// the same program.
+//
+// Note [Memory planned once]
+// Each value a plan materializes lives in one of three places: a fragment
+// input (read only), an output storage (handed back to the caller), or the
+// plan's arena. Arena values get offsets from their lifetimes when the plan
+// is built, so a replay allocates the arena and the outputs and nothing
+// else. Values joined by aliasing ops (reshape) share one place.
+#pragma once
+
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "wok/jit/kernel_cache.h"
+#include "wok/jit/lowering.h"
+#include "wok/runtime/cpu_features.h"
+#include "wok/runtime/fragment.h"
+
+namespace wok::jit {
+
+struct PlanStep {
+  enum class Kind { kKernel, kNode } kind;
+  std::shared_ptr<const CompiledKernel> kernel;  // kKernel
+  LoweredKernel lowered;                          // kKernel
+  int node = -1;                                  // kNode: fragment node run by its precompiled kernel
+  std::vector<int> deps;                          // steps whose results this step reads
+  std::vector<int> reads, writes;                 // fragment values
+};
+
+struct Placement {
+  enum class Where { kNone, kInput, kOutput, kArena } where = Where::kNone;
+  int index = -1;       // kInput: fragment input position; kOutput: output storage
+  int64_t offset = 0;   // kArena: byte offset
+};
+
+struct Plan {
+  std::vector<PlanStep> steps;               // in a valid execution order
+  std::vector<Placement> placement;          // per fragment value (canonical values)
+  std::vector<int> canonical;                // per fragment value
+  std::vector<size_t> output_storage_bytes;  // per output storage
+  int64_t arena_bytes = 0;
+  std::string graph_text;                    // passes' final view, for dumps
+  int kernels = 0;                           // fused kernel steps
+};
+
+// Runs the passes, lowers and compiles the fused groups (through the kernel
+// cache) and plans memory. Throws wok::Error if a kernel fails to compile.
+std::shared_ptr<const Plan> build_plan(const Fragment& fragment, CpuIsa isa);
+
+// Runs `plan` for `fragment` (which must have the plan's structure; its
+// constant values may differ). Returns one storage per fragment output.
+std::vector<StoragePtr> replay_plan(const Plan& plan, const Fragment& fragment, std::span<const StoragePtr> inputs);
+
+}  // namespace wok::jit

@@ -1,0 +1,28 @@
+// Fragment plans by signature: a loop that traces the same program again
+// skips the passes and compilation and only replays.
+#pragma once
+
+#include <memory>
+
+#include "wok/jit/plan.h"
+
+namespace wok::jit {
+
+// The canonical bytes of a fragment: ops, attributes, wiring, dtypes and
+// shapes; not the values of constants (Note [Constants are parameters]).
+std::string fragment_signature(const Fragment& f);
+
+class PlanCache {
+ public:
+  static PlanCache& global();
+  std::shared_ptr<const Plan> get_or_build(const Fragment& f, CpuIsa isa);
+  size_t size() const;
+  void clear();
+
+ private:
+  struct Impl;
+  PlanCache();
+  Impl* impl_;
+};
+
+}  // namespace wok::jit

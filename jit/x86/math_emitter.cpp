@@ -1,0 +1,237 @@
+#include "wok/jit/x86/math_emitter.h"
+
+#include <cstring>
+#include <limits>
+
+#include "wok/runtime/vec_math_coeffs.h"
+
+namespace wok::jit::x86 {
+
+namespace {
+
+using DT = DType;
+constexpr DT F32 = DType::kFloat32;
+constexpr DT F64 = DType::kFloat64;
+
+bool f32(DT t) { return t == F32; }
+
+// The integer dtype whose lanes match float dtype t.
+DT int_of(DT t) { return f32(t) ? DType::kInt32 : DType::kInt64; }
+
+// Bits of the float constant v as dtype t holds it.
+uint64_t bits_of(DT t, double v) {
+  uint64_t b = 0;
+  if (f32(t)) {
+    float f = static_cast<float>(v);
+    std::memcpy(&b, &f, 4);
+  } else {
+    std::memcpy(&b, &v, 8);
+  }
+  return b;
+}
+
+ax::Mem C(VecEmitter& e, DT t, double v) { return e.const_mem(t, v); }
+
+template <size_t N, typename T>
+ax::Vec horner(VecEmitter& e, DT t, const ax::Vec& x, const T (&c)[N]) {
+  ax::Vec acc = e.const_vec(t, c[0]);
+  for (size_t i = 1; i < N; ++i) acc = e.fma(t, acc, x, C(e, t, c[i]));
+  return acc;
+}
+
+struct ExpK {
+  double log2e, ln2hi, ln2lo, min, max, magic;
+  int mantissa, bias;
+};
+ExpK exp_k(DT t) {
+  if (f32(t)) return {vmc::kLog2eF, vmc::kLn2HiF, vmc::kLn2LoF, vmc::kExpMinF, vmc::kExpMaxF, vmc::kRoundMagicF, 23, 127};
+  return {vmc::kLog2eD, vmc::kLn2HiD, vmc::kLn2LoD, vmc::kExpMinD, vmc::kExpMaxD, vmc::kRoundMagicD, 52, 1023};
+}
+
+// vm::expm1_reduced: returns expm1(r), sets n (integer lanes).
+ax::Vec expm1_reduced(VecEmitter& e, DT t, const ax::Vec& x, ax::Vec& n) {
+  ExpK k = exp_k(t);
+  ax::Vec tt = e.fma(t, x, C(e, t, k.log2e), C(e, t, k.magic));
+  ax::Vec nf = e.sub(t, tt, C(e, t, k.magic));
+  n = e.int_sub(t, tt, e.const_bits(t, bits_of(t, k.magic)));
+  ax::Vec negnf = e.neg(t, nf);
+  ax::Vec r = e.fma(t, negnf, C(e, t, k.ln2hi), x);
+  r = e.fma(t, negnf, C(e, t, k.ln2lo), r);
+  ax::Vec p = f32(t) ? horner(e, t, r, vmc::kExpPolyF) : horner(e, t, r, vmc::kExpPolyD);
+  ax::Vec rr = e.mul(t, r, r);
+  return e.fma(t, rr, p, r);
+}
+
+// vm::pow2i: (n + bias) << mantissa.
+ax::Vec pow2i(VecEmitter& e, DT t, const ax::Vec& n) {
+  ExpK k = exp_k(t);
+  ax::Vec biased = e.int_add(t, n, e.const_bits(t, static_cast<uint64_t>(k.bias)));
+  return e.shl(t, biased, k.mantissa);
+}
+
+ax::Vec copysign(VecEmitter& e, DT t, const ax::Vec& mag, const ax::Vec& sign) {
+  uint64_t s = f32(t) ? 0x80000000u : 0x8000000000000000ull;
+  ax::Vec m = e.bit_and(t, mag, e.const_bits(t, ~s & (f32(t) ? 0xffffffffu : ~uint64_t{0})));
+  ax::Vec sg = e.bit_and(t, sign, e.const_bits(t, s));
+  return e.bit_or(t, m, sg);
+}
+
+ax::Vec keep_nan(VecEmitter& e, DT t, const ax::Vec& x, const ax::Vec& res) {
+  return e.blend(t, e.is_nan(t, x), x, res);
+}
+
+ax::Vec expm1_small(VecEmitter& e, DT t, const ax::Vec& x) {
+  ax::Vec n;
+  ax::Vec p = expm1_reduced(e, t, x, n);
+  ax::Vec s = pow2i(e, t, n);
+  ax::Vec sm1 = e.sub(t, s, C(e, t, 1.0));
+  return e.fma(t, s, p, sm1);
+}
+
+ax::Vec sincos_d(VecEmitter& e, const ax::Vec& x, int quadrant_shift) {
+  ax::Vec tt = e.fma(F64, x, C(e, F64, vmc::kTwoOverPi), C(e, F64, vmc::kRoundMagicD));
+  ax::Vec n = e.sub(F64, tt, C(e, F64, vmc::kRoundMagicD));
+  ax::Vec q = quadrant_shift ? e.int_add(F64, tt, e.const_bits(F64, static_cast<uint64_t>(quadrant_shift))) : tt;
+  ax::Vec negn = e.neg(F64, n);
+  ax::Vec r = e.fma(F64, negn, C(e, F64, vmc::kPio2Hi), x);
+  r = e.fma(F64, negn, C(e, F64, vmc::kPio2Mid), r);
+  r = e.fma(F64, negn, C(e, F64, vmc::kPio2Lo), r);
+  ax::Vec z = e.mul(F64, r, r);
+  ax::Vec rz = e.mul(F64, r, z);
+  ax::Vec s = e.fma(F64, rz, horner(e, F64, z, vmc::kSinPoly), r);
+  ax::Vec zz = e.mul(F64, z, z);
+  ax::Vec c0 = e.fma(F64, z, C(e, F64, -0.5), C(e, F64, 1.0));
+  ax::Vec c = e.fma(F64, zz, horner(e, F64, z, vmc::kCosPoly), c0);
+  ax::Vec zero = e.zero(DType::kInt64);
+  Mask odd = e.cmp(DType::kInt64, Cmp::kNe, e.bit_and(DType::kInt64, q, e.const_bits(DType::kInt64, 1)), zero);
+  ax::Vec v = e.blend(F64, odd, c, s);
+  Mask flip = e.cmp(DType::kInt64, Cmp::kNe, e.bit_and(DType::kInt64, q, e.const_bits(DType::kInt64, 2)), zero);
+  return e.blend(F64, flip, e.neg(F64, v), v);
+}
+
+ax::Vec sin_or_cos(VecEmitter& e, DT t, const ax::Vec& x, int shift) {
+  if (!f32(t)) return sincos_d(e, x, shift);
+  return e.cast(F64, F32, sincos_d(e, e.cast(F32, F64, x), shift));
+}
+
+ax::Vec pow_special_cases(VecEmitter& e, DT t, const ax::Vec& a, const ax::Vec& b, ax::Vec r) {
+  ax::Vec fb = e.round(t, b, 0x09);
+  Mask b_int = e.cmp(t, Cmp::kEq, fb, b);
+  ax::Vec half = e.mul(t, b, C(e, t, 0.5));
+  Mask b_odd = e.mask_and(t, b_int, e.cmp(t, Cmp::kNe, e.round(t, half, 0x09), half));
+  Mask neg = e.cmp(int_of(t), Cmp::kLt, a, e.zero(int_of(t)));  // sign bit set
+  r = e.blend(t, e.mask_and(t, neg, b_odd), e.neg(t, r), r);
+  Mask a_neg = e.cmp(t, Cmp::kLt, a, C(e, t, 0.0));
+  Mask a_not_minf = e.cmp(t, Cmp::kNe, a, C(e, t, -std::numeric_limits<double>::infinity()));
+  Mask nan_case = e.mask_and(t, e.mask_and(t, a_neg, e.mask_not(t, b_int)), a_not_minf);
+  r = e.blend(t, nan_case, e.const_vec(t, std::numeric_limits<double>::quiet_NaN()), r);
+  ax::Vec one = e.const_vec(t, 1.0);
+  Mask unit = e.mask_and(t, e.cmp(t, Cmp::kEq, e.abs(t, a), one),
+                         e.cmp(t, Cmp::kEq, e.abs(t, b), C(e, t, std::numeric_limits<double>::infinity())));
+  r = e.blend(t, unit, one, r);
+  Mask trivial = e.mask_or(t, e.cmp(t, Cmp::kEq, a, one), e.cmp(t, Cmp::kEq, b, C(e, t, 0.0)));
+  return e.blend(t, trivial, one, r);
+}
+
+}  // namespace
+
+ax::Vec emit_exp(VecEmitter& e, DT t, const ax::Vec& x) {
+  ExpK k = exp_k(t);
+  ax::Vec xc = e.max_raw(t, e.const_vec(t, k.min), x);  // x < min ? min : x
+  xc = e.min_raw(t, e.const_vec(t, k.max), xc);         // xc > max ? max : xc
+  ax::Vec n;
+  ax::Vec p = expm1_reduced(e, t, xc, n);
+  ax::Vec h = e.shr_arith(int_of(t), n, 1);
+  ax::Vec s1 = pow2i(e, t, h);
+  ax::Vec s2 = pow2i(e, t, e.int_sub(t, n, h));
+  ax::Vec v = e.mul(t, e.fma(t, p, s1, s1), s2);
+  return keep_nan(e, t, x, v);
+}
+
+ax::Vec emit_tanh(VecEmitter& e, DT t, const ax::Vec& x) {
+  double one_cut = f32(t) ? static_cast<double>(vmc::kTanhOneF) : vmc::kTanhOneD;
+  double twice = f32(t) ? static_cast<double>(2.0f * vmc::kTanhOneF) : 2.0 * vmc::kTanhOneD;
+  ax::Vec a = e.abs(t, x);
+  Mask beyond = e.cmp(t, Cmp::kGt, a, C(e, t, one_cut));
+  ax::Vec two_a = e.mul(t, a, C(e, t, 2.0));
+  ax::Vec y = e.blend(t, beyond, e.const_vec(t, twice), two_a);
+  ax::Vec em = expm1_small(e, t, y);
+  ax::Vec res = e.div(t, em, e.add(t, em, C(e, t, 2.0)));
+  res = e.blend(t, beyond, e.const_vec(t, 1.0), res);
+  res = copysign(e, t, res, x);
+  return keep_nan(e, t, x, res);
+}
+
+ax::Vec emit_log(VecEmitter& e, DT t, const ax::Vec& x) {
+  ExpK k = exp_k(t);
+  double min_normal = f32(t) ? static_cast<double>(std::numeric_limits<float>::min()) : std::numeric_limits<double>::min();
+  double scale = f32(t) ? 8388608.0 : 4503599627370496.0;
+  uint64_t mant_mask = (uint64_t{1} << k.mantissa) - 1;
+  uint64_t one_bits = static_cast<uint64_t>(k.bias) << k.mantissa;
+
+  Mask sub = e.cmp(t, Cmp::kLt, x, C(e, t, min_normal));
+  ax::Vec xs = e.blend(t, sub, e.mul(t, x, C(e, t, scale)), x);
+  ax::Vec ex = e.int_sub(t, e.shr_logical(t, xs, k.mantissa), e.const_bits(t, static_cast<uint64_t>(k.bias)));
+  ax::Vec m = e.bit_or(t, e.bit_and(t, xs, e.const_bits(t, mant_mask)), e.const_bits(t, one_bits));
+  Mask big = e.cmp(t, Cmp::kGt, m, C(e, t, vmc::kSqrt2));
+  m = e.blend(t, big, e.mul(t, m, C(e, t, 0.5)), m);
+  ex = e.blend(t, big, e.int_add(t, ex, e.const_bits(t, 1)), ex);
+  ex = e.blend(t, sub, e.int_sub(t, ex, e.const_bits(t, static_cast<uint64_t>(k.mantissa))), ex);
+  ax::Vec f = e.sub(t, m, C(e, t, 1.0));
+  ax::Vec s = e.div(t, f, e.add(t, f, C(e, t, 2.0)));
+  ax::Vec z = e.mul(t, s, s);
+  ax::Vec r = e.mul(t, z, f32(t) ? horner(e, t, z, vmc::kLogPolyF) : horner(e, t, z, vmc::kLogPolyD));
+  ax::Vec hf = e.mul(t, e.mul(t, f, C(e, t, 0.5)), f);
+  ax::Vec inner = e.sub(t, hf, e.mul(t, s, e.add(t, hf, r)));
+  ax::Vec l1p = e.sub(t, f, inner);
+  // Small integer exponent to float: exact either way; the magic-number
+  // route avoids AVX2's missing int64 -> double conversion.
+  ax::Vec ef;
+  if (f32(t)) {
+    ef = e.cast(DType::kInt32, F32, ex);
+  } else {
+    ax::Vec biased = e.int_add(t, ex, e.const_bits(t, bits_of(t, vmc::kRoundMagicD)));
+    ef = e.sub(t, biased, C(e, t, vmc::kRoundMagicD));
+  }
+  ax::Vec res = e.fma(t, ef, C(e, t, k.ln2hi), e.fma(t, ef, C(e, t, k.ln2lo), l1p));
+  double inf = std::numeric_limits<double>::infinity();
+  res = e.blend(t, e.cmp(t, Cmp::kEq, x, C(e, t, inf)), x, res);
+  res = e.blend(t, e.cmp(t, Cmp::kEq, x, C(e, t, 0.0)), e.const_vec(t, -inf), res);
+  res = e.blend(t, e.cmp(t, Cmp::kLt, x, C(e, t, 0.0)), e.const_vec(t, std::numeric_limits<double>::quiet_NaN()), res);
+  return keep_nan(e, t, x, res);
+}
+
+ax::Vec emit_sin(VecEmitter& e, DT t, const ax::Vec& x) { return sin_or_cos(e, t, x, 0); }
+ax::Vec emit_cos(VecEmitter& e, DT t, const ax::Vec& x) { return sin_or_cos(e, t, x, 1); }
+
+ax::Vec emit_erf(VecEmitter& e, DT t, const ax::Vec& x) {
+  bool single = f32(t);
+  double one_cut = single ? static_cast<double>(vmc::kErfOneF) : vmc::kErfOneD;
+  double mid = single ? static_cast<double>(vmc::kErfcMidF) : vmc::kErfcMidD;
+  double scale = single ? static_cast<double>(vmc::kErfcScaleF) : vmc::kErfcScaleD;
+  ax::Vec a = e.abs(t, x);
+  ax::Vec small = e.mul(t, x, single ? horner(e, t, e.mul(t, x, x), vmc::kErfTaylorF)
+                                     : horner(e, t, e.mul(t, x, x), vmc::kErfTaylorD));
+  ax::Vec one = e.const_vec(t, 1.0);
+  ax::Vec ac = e.min_raw(t, e.const_vec(t, one_cut), a);  // a > cut ? cut : a
+  ax::Vec u = e.mul(t, e.sub(t, e.div(t, one, e.add(t, ac, one)), C(e, t, mid)), C(e, t, scale));
+  ax::Vec g = single ? horner(e, t, u, vmc::kErfcPolyF) : horner(e, t, u, vmc::kErfcPolyD);
+  ax::Vec ex = emit_exp(e, t, e.neg(t, e.mul(t, ac, ac)));
+  ax::Vec large = e.sub(t, one, e.mul(t, ex, g));
+  large = e.blend(t, e.cmp(t, Cmp::kGe, a, C(e, t, one_cut)), one, large);
+  ax::Vec res = e.blend(t, e.cmp(t, Cmp::kLt, a, C(e, t, vmc::kErfSmall)), small, copysign(e, t, large, x));
+  return keep_nan(e, t, x, res);
+}
+
+ax::Vec emit_pow(VecEmitter& e, DT t, const ax::Vec& a, const ax::Vec& b) {
+  if (!f32(t)) {
+    ax::Vec r = emit_exp(e, F64, e.mul(F64, b, emit_log(e, F64, e.abs(F64, a))));
+    return pow_special_cases(e, F64, a, b, r);
+  }
+  ax::Vec ad = e.cast(F32, F64, e.abs(F32, a));
+  ax::Vec bd = e.cast(F32, F64, b);
+  ax::Vec r = emit_exp(e, F64, e.mul(F64, bd, emit_log(e, F64, ad)));
+  return pow_special_cases(e, F32, a, b, e.cast(F64, F32, r));
+}
+
+}  // namespace wok::jit::x86

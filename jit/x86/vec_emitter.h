@@ -1,0 +1,120 @@
+// VecEmitter: wok's thin layer over asmjit's x86::Compiler. It knows how
+// each vector primitive of the scalar IR maps to AVX-512 or AVX2+FMA
+// instructions for each dtype, so the code generator above it never
+// branches on the instruction set.
+//
+// Note [Lanes and registers]
+// A kernel processes `lanes` elements per step. Every value is held in one
+// register of lanes * width bytes (xmm, ymm or zmm), where width is the
+// dtype's size and 4 for bool (bools live as int32 lanes holding 0 or 1).
+// lanes = vector bytes / the widest width in the kernel, so float32 next to
+// float64 uses half-width registers rather than two registers per value.
+#pragma once
+
+#include <asmjit/x86.h>
+
+#include <map>
+#include <string>
+#include <utility>
+
+#include "wok/runtime/dtype.h"
+#include "wok/runtime/scalar.h"
+
+namespace wok::jit::x86 {
+
+namespace ax = asmjit::x86;
+
+enum class Cmp { kEq, kNe, kLt, kLe, kGt, kGe };
+
+// A per-lane condition: a k register on AVX-512, a full-lane mask vector on
+// AVX2. Lanes are those of the dtype it was made for.
+struct Mask {
+  ax::KReg k;
+  ax::Vec v;
+};
+
+class VecEmitter {
+ public:
+  VecEmitter(ax::Compiler& cc, bool avx512, int lanes);
+
+  ax::Compiler& cc() { return cc_; }
+  bool avx512() const { return avx512_; }
+  int lanes() const { return lanes_; }
+  static int lane_width(DType t) { return t == DType::kBool ? 4 : static_cast<int>(itemsize(t)); }
+  int reg_bytes(DType t) const { return lanes_ * lane_width(t); }
+
+  ax::Vec new_vec(DType t);
+
+  // Constants live in the function's constant pool (RIP-relative, so the
+  // code stays position-independent) as full-width vectors; most
+  // instructions take them straight from memory.
+  ax::Mem const_mem(DType t, double value);
+  ax::Mem const_bits(DType t, uint64_t bits);
+  ax::Vec const_vec(DType t, double value);
+  ax::Vec const_scalar(DType t, const Scalar& value);  // exact, also for int64
+  ax::Vec zero(DType t);
+
+  // Memory: `lanes` consecutive elements, or one element broadcast.
+  ax::Vec load(DType t, const ax::Mem& m);
+  ax::Vec broadcast_load(DType t, const ax::Mem& m);
+  void store(DType t, const ax::Mem& m, const ax::Vec& v);
+
+  // Arithmetic on values of one dtype (ints wrap). `b` may be a constant
+  // from const_mem.
+  ax::Vec add(DType t, const ax::Vec& a, const asmjit::Operand& b);
+  ax::Vec sub(DType t, const ax::Vec& a, const asmjit::Operand& b);
+  ax::Vec mul(DType t, const ax::Vec& a, const asmjit::Operand& b);
+  ax::Vec div(DType t, const ax::Vec& a, const asmjit::Operand& b);  // floats
+  ax::Vec fma(DType t, const ax::Vec& a, const asmjit::Operand& b, const asmjit::Operand& c);  // a*b + c
+  ax::Vec neg(DType t, const ax::Vec& a);
+  ax::Vec abs(DType t, const ax::Vec& a);
+  ax::Vec sqrt(DType t, const ax::Vec& a);
+  // NumPy maximum/minimum: a nan in `a` or `b` wins (vm::maximum).
+  ax::Vec max(DType t, const ax::Vec& a, const ax::Vec& b);
+  ax::Vec min(DType t, const ax::Vec& a, const ax::Vec& b);
+  // The raw instruction: a > b ? a : b (clamping in math sequences).
+  ax::Vec max_raw(DType t, const ax::Vec& a, const asmjit::Operand& b);
+  ax::Vec min_raw(DType t, const ax::Vec& a, const asmjit::Operand& b);
+  // imm: 0x08 nearest-even, 0x09 floor, 0x0A ceil.
+  ax::Vec round(DType t, const ax::Vec& a, int imm);
+
+  // Bitwise on the register (any dtype).
+  ax::Vec bit_and(DType t, const ax::Vec& a, const asmjit::Operand& b);
+  ax::Vec bit_or(DType t, const ax::Vec& a, const asmjit::Operand& b);
+  ax::Vec bit_xor(DType t, const ax::Vec& a, const asmjit::Operand& b);
+  // Integer lanes of the float's width: +, -, shifts (for bit tricks).
+  ax::Vec int_add(DType float_t, const ax::Vec& a, const asmjit::Operand& b);
+  ax::Vec int_sub(DType float_t, const ax::Vec& a, const asmjit::Operand& b);
+  ax::Vec shl(DType t, const ax::Vec& a, int bits);
+  ax::Vec shr_logical(DType t, const ax::Vec& a, int bits);
+  // Arithmetic shift; for 64-bit lanes on AVX2 valid for |a| < 2^40.
+  ax::Vec shr_arith(DType t, const ax::Vec& a, int bits);
+
+  Mask cmp(DType t, Cmp c, const ax::Vec& a, const asmjit::Operand& b);
+  Mask is_nan(DType t, const ax::Vec& a);
+  Mask mask_and(DType t, const Mask& a, const Mask& b);
+  Mask mask_or(DType t, const Mask& a, const Mask& b);
+  Mask mask_not(DType t, const Mask& a);
+  // m ? if_true : if_false, lanes of dtype t.
+  ax::Vec blend(DType t, const Mask& m, const ax::Vec& if_true, const ax::Vec& if_false);
+  // Lanes of t -> a bool value (int32 0/1) and back.
+  ax::Vec mask_to_bool(DType t, const Mask& m);
+  Mask bool_to_mask(DType t, const ax::Vec& b);
+
+  // C++ conversion semantics (static_cast), x86 "integer indefinite" for
+  // out-of-range floats, != 0 for bool targets.
+  ax::Vec cast(DType from, DType to, const ax::Vec& v);
+
+ private:
+  ax::Vec vec_of_bytes(int bytes);
+  ax::Vec narrow64to32(const ax::Vec& v);  // AVX2: low dwords of 64-bit lanes
+  ax::Vec all_ones(DType t);
+  ax::Vec scalar_convert(DType from, DType to, const ax::Vec& v);  // AVX2 int64 <-> float
+
+  ax::Compiler& cc_;
+  bool avx512_;
+  int lanes_;
+  std::map<std::pair<int, uint64_t>, ax::Mem> consts_;
+};
+
+}  // namespace wok::jit::x86

@@ -1,0 +1,453 @@
+#include "wok/jit/x86/x86_codegen.h"
+
+#include <algorithm>
+#include <cstring>
+
+#include "wok/jit/x86/math_emitter.h"
+#include "wok/jit/x86/vec_emitter.h"
+
+namespace wok::jit::x86 {
+
+namespace {
+
+using asmjit::Label;
+
+// Records asmjit's first error instead of aborting.
+class ErrorCollector : public asmjit::ErrorHandler {
+ public:
+  void handleError(asmjit::Error err, const char* message, asmjit::BaseEmitter*) override {
+    if (!failed) {
+      failed = true;
+      text = std::string(asmjit::DebugUtils::errorAsString(err)) + ": " + message;
+    }
+  }
+  bool failed = false;
+  std::string text;
+};
+
+// When an instruction's value is computed: once per call (constants,
+// params), once per run along the inner dim (inputs broadcast along it),
+// or per element.
+enum Level { kPerCall = 0, kPerRow = 1, kPerElement = 2 };
+
+bool is_transcendental(ScalarOp op) {
+  switch (op) {
+    case ScalarOp::kExp: case ScalarOp::kLog: case ScalarOp::kSin: case ScalarOp::kCos:
+    case ScalarOp::kTanh: case ScalarOp::kErf: case ScalarOp::kPow:
+      return true;
+    default:
+      return false;
+  }
+}
+
+Cmp cmp_of(ScalarOp op) {
+  switch (op) {
+    case ScalarOp::kEq: return Cmp::kEq;
+    case ScalarOp::kNe: return Cmp::kNe;
+    case ScalarOp::kLt: return Cmp::kLt;
+    case ScalarOp::kLe: return Cmp::kLe;
+    case ScalarOp::kGt: return Cmp::kGt;
+    default: return Cmp::kGe;
+  }
+}
+
+int shift_of(DType t) { return itemsize(t) == 1 ? 0 : itemsize(t) == 4 ? 2 : 3; }
+
+// Note [Generated kernel layout]
+// void kernel(const KernelArgs* args, int64 begin, int64 end):
+//   per-call values (constants, params)
+//   rank 1:  one run over [begin, end)
+//   rank >1: split begin into a multi-index once, then walk runs along the
+//            inner dim, advancing an odometer over the outer dims
+//   each run: per-row values (inner-broadcast inputs), then an unrolled
+//   vector loop, a one-vector loop, and a tail that goes through stack
+//   "bounce" buffers so loads and stores never touch memory past the end.
+class KernelGenerator {
+ public:
+  KernelGenerator(const FusedKernelSpec& spec, ax::Compiler& cc, bool avx512)
+      : spec_(spec), cc_(cc), e_(cc, avx512, choose_lanes(spec, avx512)) {}
+
+  void generate();
+
+ private:
+  static int choose_lanes(const FusedKernelSpec& spec, bool avx512);
+  void classify();
+  int num_operands() const { return spec_.num_inputs() + spec_.num_outputs(); }
+  DType operand_dtype(int k) const {
+    return k < spec_.num_inputs() ? spec_.input_dtypes[k] : spec_.output_dtype(k - spec_.num_inputs());
+  }
+  bool streams(int k) const { return k >= spec_.num_inputs() || !spec_.inner_broadcast(k); }
+
+  void emit_level(Level level, const ax::Gp& j, int offset, bool bounce);
+  ax::Vec emit_instr(const ScalarInstr& in, const ax::Gp& j, int offset, bool bounce);
+  void store_outputs(const ax::Gp& j, int offset, bool bounce);
+  void emit_run(const ax::Gp& len);
+  void emit_byte_copy(const ax::Gp& dst, const ax::Gp& src, const ax::Gp& nbytes);
+  void point_operands(const ax::Gp& pos, const ax::Gp& col, const std::vector<ax::Gp>& row_off);
+
+  const FusedKernelSpec& spec_;
+  ax::Compiler& cc_;
+  VecEmitter e_;
+  std::vector<Level> levels_;
+  std::vector<ax::Vec> values_;
+  std::vector<ax::Gp> base_;      // per operand: its buffer
+  std::vector<ax::Gp> run_ptr_;   // per operand: element 0 of the current run
+  std::vector<ax::Mem> bounce_;   // per streamed operand: stack buffer for tails
+  ax::Gp params_;
+  int unroll_ = 1;
+};
+
+int KernelGenerator::choose_lanes(const FusedKernelSpec& spec, bool avx512) {
+  int widest = 4;
+  for (const ScalarInstr& in : spec.program.instrs) {
+    widest = std::max(widest, VecEmitter::lane_width(in.dtype));
+    // float32 sin, cos and pow run in float64 (Note [Lanes and registers]).
+    if (in.op == ScalarOp::kSin || in.op == ScalarOp::kCos || in.op == ScalarOp::kPow) widest = 8;
+  }
+  for (DType t : spec.input_dtypes) widest = std::max(widest, VecEmitter::lane_width(t));
+  return (avx512 ? 64 : 32) / widest;
+}
+
+void KernelGenerator::classify() {
+  const auto& instrs = spec_.program.instrs;
+  levels_.assign(instrs.size(), kPerCall);
+  int heavy = 0;
+  for (size_t i = 0; i < instrs.size(); ++i) {
+    const ScalarInstr& in = instrs[i];
+    if (in.op == ScalarOp::kInput) {
+      if (in.index >= spec_.num_inputs()) levels_[i] = kPerCall;
+      else levels_[i] = spec_.inner_broadcast(in.index) ? kPerRow : kPerElement;
+      continue;
+    }
+    Level l = kPerCall;
+    for (int a = 0; a < scalar_op_arity(in.op); ++a) l = std::max(l, levels_[in.args[a]]);
+    levels_[i] = l;
+    if (l == kPerElement && is_transcendental(in.op)) ++heavy;
+  }
+  // Unrolling hides latency in cheap bodies; long bodies keep the pipeline
+  // busy on their own and would only spill.
+  unroll_ = heavy == 0 ? 4 : heavy <= 2 ? 2 : 1;
+}
+
+ax::Vec KernelGenerator::emit_instr(const ScalarInstr& in, const ax::Gp& j, int offset, bool bounce) {
+  VecEmitter& e = e_;
+  const DType t = in.dtype;
+  auto arg = [&](int a) { return values_[in.args[a]]; };
+  auto arg_t = [&](int a) { return spec_.program.instrs[in.args[a]].dtype; };
+  switch (in.op) {
+    case ScalarOp::kInput: {
+      if (in.index >= spec_.num_inputs()) return e.broadcast_load(t, ax::ptr(params_, 8 * (in.index - spec_.num_inputs())));
+      if (spec_.inner_broadcast(in.index)) return e.broadcast_load(t, ax::ptr(run_ptr_[in.index]));
+      if (bounce) return e.load(t, bounce_[in.index]);
+      return e.load(t, ax::ptr(run_ptr_[in.index], j, shift_of(t), offset * static_cast<int>(itemsize(t))));
+    }
+    case ScalarOp::kConst: return e.const_scalar(t, in.constant);
+    case ScalarOp::kCast: return e.cast(arg_t(0), t, arg(0));
+    case ScalarOp::kNeg: return e.neg(t, arg(0));
+    case ScalarOp::kAbs: return e.abs(t, arg(0));
+    case ScalarOp::kSqrt: return e.sqrt(t, arg(0));
+    case ScalarOp::kExp: return emit_exp(e, t, arg(0));
+    case ScalarOp::kLog: return emit_log(e, t, arg(0));
+    case ScalarOp::kSin: return emit_sin(e, t, arg(0));
+    case ScalarOp::kCos: return emit_cos(e, t, arg(0));
+    case ScalarOp::kTanh: return emit_tanh(e, t, arg(0));
+    case ScalarOp::kErf: return emit_erf(e, t, arg(0));
+    case ScalarOp::kFloor: return e.round(t, arg(0), 0x09);
+    case ScalarOp::kCeil: return e.round(t, arg(0), 0x0A);
+    case ScalarOp::kRound: return e.round(t, arg(0), 0x08);
+    case ScalarOp::kNot: return e.bit_xor(t, arg(0), e.const_mem(DType::kBool, 1));
+    case ScalarOp::kAdd: return e.add(t, arg(0), arg(1));
+    case ScalarOp::kSub: return e.sub(t, arg(0), arg(1));
+    case ScalarOp::kMul: return e.mul(t, arg(0), arg(1));
+    case ScalarOp::kDiv: return e.div(t, arg(0), arg(1));
+    case ScalarOp::kMax: return e.max(t, arg(0), arg(1));
+    case ScalarOp::kMin: return e.min(t, arg(0), arg(1));
+    case ScalarOp::kPow: return emit_pow(e, t, arg(0), arg(1));
+    case ScalarOp::kEq: case ScalarOp::kNe: case ScalarOp::kLt:
+    case ScalarOp::kLe: case ScalarOp::kGt: case ScalarOp::kGe:
+      return e.mask_to_bool(arg_t(0), e.cmp(arg_t(0), cmp_of(in.op), arg(0), arg(1)));
+    case ScalarOp::kAnd: return e.bit_and(t, arg(0), arg(1));
+    case ScalarOp::kOr: return e.bit_or(t, arg(0), arg(1));
+    case ScalarOp::kSelect: return e.blend(t, e.bool_to_mask(t, arg(0)), arg(1), arg(2));
+  }
+  return {};
+}
+
+void KernelGenerator::emit_level(Level level, const ax::Gp& j, int offset, bool bounce) {
+  const auto& instrs = spec_.program.instrs;
+  for (size_t i = 0; i < instrs.size(); ++i)
+    if (levels_[i] == level) values_[i] = emit_instr(instrs[i], j, offset, bounce);
+}
+
+void KernelGenerator::store_outputs(const ax::Gp& j, int offset, bool bounce) {
+  for (int o = 0; o < spec_.num_outputs(); ++o) {
+    int k = spec_.num_inputs() + o;
+    DType t = operand_dtype(k);
+    ax::Vec v = values_[spec_.program.outputs[o]];
+    if (bounce) e_.store(t, bounce_[k], v);
+    else e_.store(t, ax::ptr(run_ptr_[k], j, shift_of(t), offset * static_cast<int>(itemsize(t))), v);
+  }
+}
+
+void KernelGenerator::emit_byte_copy(const ax::Gp& dst, const ax::Gp& src, const ax::Gp& nbytes) {
+  ax::Gp i = cc_.newInt64("i");
+  ax::Gp b = cc_.newGpd("byte");
+  Label loop = cc_.newLabel(), done = cc_.newLabel();
+  cc_.xor_(i, i);
+  cc_.bind(loop);
+  cc_.cmp(i, nbytes);
+  cc_.jge(done);
+  cc_.movzx(b, ax::byte_ptr(src, i));
+  cc_.mov(ax::byte_ptr(dst, i), b.r8());
+  cc_.inc(i);
+  cc_.jmp(loop);
+  cc_.bind(done);
+}
+
+void KernelGenerator::emit_run(const ax::Gp& len) {
+  const int lanes = e_.lanes();
+  emit_level(kPerRow, ax::Gp(), 0, false);
+  ax::Gp j = cc_.newInt64("j");
+  ax::Gp limit = cc_.newInt64("limit");
+  cc_.xor_(j, j);
+  if (unroll_ > 1) {
+    Label loop = cc_.newLabel(), exit = cc_.newLabel();
+    cc_.mov(limit, len);
+    cc_.sub(limit, unroll_ * lanes);
+    cc_.bind(loop);
+    cc_.cmp(j, limit);
+    cc_.jg(exit);
+    for (int u = 0; u < unroll_; ++u) {
+      emit_level(kPerElement, j, u * lanes, false);
+      store_outputs(j, u * lanes, false);
+    }
+    cc_.add(j, unroll_ * lanes);
+    cc_.jmp(loop);
+    cc_.bind(exit);
+  }
+  {
+    Label loop = cc_.newLabel(), exit = cc_.newLabel();
+    cc_.mov(limit, len);
+    cc_.sub(limit, lanes);
+    cc_.bind(loop);
+    cc_.cmp(j, limit);
+    cc_.jg(exit);
+    emit_level(kPerElement, j, 0, false);
+    store_outputs(j, 0, false);
+    cc_.add(j, lanes);
+    cc_.jmp(loop);
+    cc_.bind(exit);
+  }
+  // Tail: fewer than `lanes` elements left.
+  Label skip = cc_.newLabel();
+  ax::Gp rem = cc_.newInt64("rem");
+  cc_.mov(rem, len);
+  cc_.sub(rem, j);
+  cc_.jle(skip);
+  ax::Gp nbytes = cc_.newInt64("nbytes"), src = cc_.newIntPtr("src"), buf = cc_.newIntPtr("buf");
+  for (int k = 0; k < spec_.num_inputs(); ++k) {
+    if (!streams(k)) continue;
+    DType t = operand_dtype(k);
+    cc_.mov(nbytes, rem);
+    if (shift_of(t)) cc_.shl(nbytes, shift_of(t));
+    cc_.lea(src, ax::ptr(run_ptr_[k], j, shift_of(t)));
+    cc_.lea(buf, bounce_[k]);
+    emit_byte_copy(buf, src, nbytes);
+  }
+  emit_level(kPerElement, j, 0, true);
+  store_outputs(j, 0, true);
+  for (int k = spec_.num_inputs(); k < num_operands(); ++k) {
+    DType t = operand_dtype(k);
+    cc_.mov(nbytes, rem);
+    if (shift_of(t)) cc_.shl(nbytes, shift_of(t));
+    cc_.lea(src, ax::ptr(run_ptr_[k], j, shift_of(t)));
+    cc_.lea(buf, bounce_[k]);
+    emit_byte_copy(src, buf, nbytes);
+  }
+  cc_.bind(skip);
+}
+
+// Points run_ptr_ at element (row offset + col) of each input, and at
+// element `pos` of each (contiguous) output.
+void KernelGenerator::point_operands(const ax::Gp& pos, const ax::Gp& col, const std::vector<ax::Gp>& row_off) {
+  ax::Gp t = cc_.newInt64("t");
+  for (int k = 0; k < num_operands(); ++k) {
+    int sh = shift_of(operand_dtype(k));
+    if (k >= spec_.num_inputs()) {
+      cc_.lea(run_ptr_[k], ax::ptr(base_[k], pos, sh));
+    } else if (row_off.empty()) {
+      // rank 1: pos is the element; broadcast inputs stay at element 0.
+      if (streams(k)) cc_.lea(run_ptr_[k], ax::ptr(base_[k], pos, sh));
+      else cc_.mov(run_ptr_[k], base_[k]);
+    } else {
+      cc_.mov(t, row_off[k]);
+      if (streams(k)) cc_.add(t, col);
+      cc_.lea(run_ptr_[k], ax::ptr(base_[k], t, sh));
+    }
+  }
+}
+
+void KernelGenerator::generate() {
+  classify();
+  const int rank = spec_.rank;
+  const int n_in = spec_.num_inputs();
+  asmjit::FuncNode* fn = cc_.addFunc(asmjit::FuncSignatureT<void, const void*, int64_t, int64_t>());
+  ax::Gp args = cc_.newIntPtr("args"), begin = cc_.newInt64("begin"), end = cc_.newInt64("end");
+  // Tell the register allocator which moves it may use for spills: without
+  // this it moves zmm registers with SSE instructions, losing upper lanes.
+  fn->frame().setAvxEnabled();
+  if (e_.avx512()) fn->frame().setAvx512Enabled();
+  fn->setArg(0, args);
+  fn->setArg(1, begin);
+  fn->setArg(2, end);
+  Label done = cc_.newLabel();
+  cc_.cmp(begin, end);
+  cc_.jge(done);
+
+  ax::Gp ptrs = cc_.newIntPtr("ptrs");
+  cc_.mov(ptrs, ax::ptr(args, offsetof(KernelArgs, ptrs)));
+  for (int k = 0; k < num_operands(); ++k) {
+    base_.push_back(cc_.newIntPtr("base%d", k));
+    cc_.mov(base_[k], ax::ptr(ptrs, 8 * k));
+    run_ptr_.push_back(cc_.newIntPtr("run%d", k));
+    bounce_.push_back(streams(k) ? cc_.newStack(64, 64) : ax::Mem());
+  }
+  if (spec_.num_params() > 0) {
+    params_ = cc_.newIntPtr("params");
+    cc_.mov(params_, ax::ptr(args, offsetof(KernelArgs, params)));
+  }
+  values_.resize(spec_.program.instrs.size());
+  emit_level(kPerCall, ax::Gp(), 0, false);
+
+  if (rank == 1) {
+    ax::Gp len = cc_.newInt64("len");
+    point_operands(begin, ax::Gp(), {});
+    cc_.mov(len, end);
+    cc_.sub(len, begin);
+    emit_run(len);
+    cc_.bind(done);
+    cc_.endFunc();
+    return;
+  }
+
+  ax::Gp shape = cc_.newIntPtr("shape"), strides = cc_.newIntPtr("strides");
+  cc_.mov(shape, ax::ptr(args, offsetof(KernelArgs, shape)));
+  cc_.mov(strides, ax::ptr(args, offsetof(KernelArgs, strides)));
+  auto stride_of = [&](int k, int d) { return ax::qword_ptr(strides, 8 * (k * rank + d)); };
+  auto dim = [&](int d) { return ax::qword_ptr(shape, 8 * d); };
+
+  // Split `begin` into a multi-index: idx[d] for the outer dims, col inner.
+  std::vector<ax::Gp> idx(rank);
+  ax::Gp quot = cc_.newInt64("quot"), remd = cc_.newInt64("remd");
+  cc_.mov(quot, begin);
+  for (int d = rank - 1; d >= 0; --d) {
+    idx[d] = cc_.newInt64("idx%d", d);
+    cc_.xor_(remd, remd);
+    cc_.div(remd, quot, dim(d));  // quot = quot / n, remd = quot % n
+    cc_.mov(idx[d], remd);
+  }
+  ax::Gp col = idx[rank - 1];
+  // Row offsets of each input: sum over outer dims of idx[d] * stride.
+  std::vector<ax::Gp> row_off(n_in);
+  ax::Gp t = cc_.newInt64("t");
+  for (int k = 0; k < n_in; ++k) {
+    row_off[k] = cc_.newInt64("row_off%d", k);
+    cc_.xor_(row_off[k], row_off[k]);
+    for (int d = 0; d < rank - 1; ++d) {
+      cc_.mov(t, idx[d]);
+      cc_.imul(t, stride_of(k, d));
+      cc_.add(row_off[k], t);
+    }
+  }
+  ax::Gp pos = cc_.newInt64("pos");
+  cc_.mov(pos, begin);
+
+  Label row = cc_.newLabel();
+  cc_.bind(row);
+  ax::Gp len = cc_.newInt64("len"), left = cc_.newInt64("left");
+  cc_.mov(len, dim(rank - 1));
+  cc_.sub(len, col);
+  cc_.mov(left, end);
+  cc_.sub(left, pos);
+  cc_.cmp(len, left);
+  cc_.cmovg(len, left);
+  point_operands(pos, col, row_off);
+  emit_run(len);
+  cc_.add(pos, len);
+  cc_.cmp(pos, end);
+  cc_.jge(done);
+  cc_.xor_(col, col);
+  // Odometer over the outer dims; pos < end guarantees it stays in range.
+  for (int d = rank - 2; d >= 0; --d) {
+    cc_.inc(idx[d]);
+    for (int k = 0; k < n_in; ++k) cc_.add(row_off[k], stride_of(k, d));
+    if (d == 0) {
+      cc_.jmp(row);
+      break;
+    }
+    cc_.cmp(idx[d], dim(d));
+    cc_.jl(row);
+    cc_.xor_(idx[d], idx[d]);
+    for (int k = 0; k < n_in; ++k) {
+      cc_.mov(t, dim(d));
+      cc_.imul(t, stride_of(k, d));
+      cc_.sub(row_off[k], t);
+    }
+  }
+  cc_.bind(done);
+  cc_.endFunc();
+}
+
+}  // namespace
+
+bool can_compile(const ScalarProgram& program) {
+  for (const ScalarInstr& in : program.instrs)
+    if (in.op == ScalarOp::kPow && !is_floating(in.dtype)) return false;
+  return true;
+}
+
+absl::StatusOr<MachineCode> generate_x86(const FusedKernelSpec& spec, CpuIsa isa, bool want_listing) {
+  if (isa == CpuIsa::kBaseline) return absl::FailedPreconditionError("the x86 JIT needs AVX2+FMA or AVX-512");
+  if (spec.rank < 1 || spec.rank > kMaxRank)
+    return absl::InvalidArgumentError("iteration rank " + std::to_string(spec.rank) + " outside [1, 8]");
+  if (!can_compile(spec.program)) return absl::UnimplementedError("program has an op the x86 JIT does not emit");
+
+  asmjit::CodeHolder code;
+  code.init(asmjit::Environment::host());
+  asmjit::StringLogger logger;
+  if (want_listing) code.setLogger(&logger);
+  ErrorCollector errors;
+  code.setErrorHandler(&errors);
+  ax::Compiler cc(&code);
+  KernelGenerator(spec, cc, isa == CpuIsa::kAvx512).generate();
+  cc.finalize();
+  if (errors.failed) return absl::InternalError("asmjit: " + errors.text + "\nwhile generating:\n" + spec.str());
+
+  code.flatten();
+  code.resolveUnresolvedLinks();
+  code.relocateToBase(0);
+  for (const asmjit::RelocEntry* re : code.relocEntries())
+    if (re->relocType() != asmjit::RelocType::kNone)
+      return absl::InternalError("generated code is not position-independent (relocation of type " +
+                                 std::to_string(static_cast<int>(re->relocType())) + ")");
+  MachineCode out;
+  out.bytes.resize(code.codeSize());
+  code.copyFlattenedData(out.bytes.data(), out.bytes.size(), asmjit::CopySectionFlags::kPadTargetBuffer);
+  if (want_listing) out.listing = logger.data();
+  return out;
+}
+
+absl::StatusOr<KernelFn> load_machine_code(const std::vector<uint8_t>& bytes) {
+  // Leaked on purpose: kernels may run until the process exits.
+  static asmjit::JitAllocator* allocator = new asmjit::JitAllocator();
+  void* rx = nullptr;
+  void* rw = nullptr;
+  if (asmjit::Error err = allocator->alloc(&rx, &rw, bytes.size()))
+    return absl::ResourceExhaustedError(std::string("cannot allocate executable memory: ") +
+                                        asmjit::DebugUtils::errorAsString(err));
+  std::memcpy(rw, bytes.data(), bytes.size());
+  asmjit::VirtMem::flushInstructionCache(rx, bytes.size());
+  return reinterpret_cast<KernelFn>(rx);
+}
+
+}  // namespace wok::jit::x86

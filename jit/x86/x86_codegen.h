@@ -1,0 +1,36 @@
+// Compiles a FusedKernelSpec to x86-64 machine code with asmjit.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include <absl/status/statusor.h>
+
+#include "wok/jit/fused_kernel.h"
+#include "wok/runtime/cpu_features.h"
+
+namespace wok::jit::x86 {
+
+// The largest iteration rank the generated odometer handles.
+inline constexpr int kMaxRank = 8;
+
+struct MachineCode {
+  // Position-independent: constants are RIP-relative inside the bytes and
+  // nothing outside is referenced, so the bytes run wherever they are copied.
+  std::vector<uint8_t> bytes;
+  std::string listing;  // assembly text, when asked for
+};
+
+// Whether the generator handles every instruction of `program` (integer
+// pow is left to the precompiled kernels).
+bool can_compile(const ScalarProgram& program);
+
+// AVX2 or AVX-512; kBaseline is rejected.
+absl::StatusOr<MachineCode> generate_x86(const FusedKernelSpec& spec, CpuIsa isa, bool want_listing);
+
+// Copies code into executable memory (never freed: kernels live as long as
+// the process, see Note [Kernel lifetime] in jit/kernel_cache.cpp).
+absl::StatusOr<KernelFn> load_machine_code(const std::vector<uint8_t>& bytes);
+
+}  // namespace wok::jit::x86

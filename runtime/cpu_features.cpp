@@ -1,0 +1,45 @@
+#include "wok/runtime/cpu_features.h"
+
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+
+namespace wok {
+
+std::string_view cpu_isa_name(CpuIsa isa) {
+  switch (isa) {
+    case CpuIsa::kBaseline: return "baseline";
+    case CpuIsa::kAvx2: return "avx2";
+    case CpuIsa::kAvx512: return "avx512";
+  }
+  return "?";
+}
+
+namespace {
+CpuIsa detect() {
+  __builtin_cpu_init();
+  CpuIsa isa = CpuIsa::kBaseline;
+  if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) isa = CpuIsa::kAvx2;
+  if (isa == CpuIsa::kAvx2 && __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512dq") &&
+      __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512vl"))
+    isa = CpuIsa::kAvx512;
+  if (const char* cap = std::getenv("WOK_CPU_ISA"); cap && *cap) {
+    std::string c(cap);
+    CpuIsa limit = c == "baseline" ? CpuIsa::kBaseline : c == "avx2" ? CpuIsa::kAvx2 : CpuIsa::kAvx512;
+    if (c != "baseline" && c != "avx2" && c != "avx512")
+      std::fprintf(stderr, "wok: ignoring WOK_CPU_ISA=%s (expected baseline, avx2 or avx512)\n", cap);
+    else if (limit < isa)
+      isa = limit;
+  }
+  return isa;
+}
+}  // namespace
+
+CpuIsa host_cpu_isa() {
+  static const CpuIsa isa = detect();
+  return isa;
+}
+
+CpuIsa precompiled_kernel_isa() { return host_cpu_isa(); }
+
+}  // namespace wok

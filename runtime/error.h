@@ -1,0 +1,46 @@
+// wok::Error and its subtypes: every failure a user can cause surfaces as one
+// of these, with a message that names the op, the shapes and the device.
+#pragma once
+
+#include <stdexcept>
+#include <string>
+
+namespace wok {
+
+// Base of every error wok raises on purpose.
+class Error : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+// Shapes that do not fit together (broadcasting, reshape, matmul, axes).
+class ShapeError : public Error {
+ public:
+  using Error::Error;
+};
+
+// A dtype an op does not accept, or a failed promotion.
+class DTypeError : public Error {
+ public:
+  using Error::Error;
+};
+
+// Unknown op, duplicate registration, missing kernel.
+class RegistryError : public Error {
+ public:
+  using Error::Error;
+};
+
+// A device that is unknown, absent, or lacks a kernel or driver.
+class DeviceError : public Error {
+ public:
+  using Error::Error;
+};
+
+// Anything else about a call's arguments (attributes, values out of range).
+class ArgumentError : public Error {
+ public:
+  using Error::Error;
+};
+
+}  // namespace wok

@@ -1,0 +1,261 @@
+#include "wok/runtime/evaluator.h"
+
+#include <algorithm>
+#include <condition_variable>
+#include <cstdlib>
+#include <mutex>
+#include <unordered_map>
+#include <unordered_set>
+
+#include "wok/runtime/backend.h"
+#include "wok/runtime/fragment.h"
+#include "wok/runtime/op_registry.h"
+
+namespace wok {
+
+// Note [Evaluation and the graph mutex]
+// One mutex guards the pending graph's mutable state: TensorImpl::node and
+// publish(), Node::claimed. An evaluation collects and claims its nodes
+// under the mutex, runs the fragment without it, then publishes under it.
+// A thread that meets a node claimed by another evaluation waits for that
+// evaluation to finish and collects again, so shared work runs once.
+namespace {
+
+std::mutex g_graph_mu;
+std::condition_variable g_graph_cv;
+
+int64_t env_int(const char* name, int64_t fallback) {
+  if (const char* s = std::getenv(name)) {
+    char* end = nullptr;
+    long long v = std::strtoll(s, &end, 10);
+    if (end != s && v > 0) return v;
+  }
+  return fallback;
+}
+
+std::atomic<int64_t> g_max_nodes{env_int("WOK_MAX_PENDING_NODES", 4096)};
+std::atomic<int64_t> g_max_bytes{env_int("WOK_MAX_PENDING_BYTES", int64_t{1} << 30)};
+
+constexpr int64_t kSaturate = int64_t{1} << 60;
+int64_t sat_add(int64_t a, int64_t b) { return std::min(a + b, kSaturate); }
+
+// The pending nodes behind `targets`, inputs before consumers. Returns the
+// first node claimed by another evaluation instead, if any.
+struct Collected {
+  std::vector<std::shared_ptr<Node>> order;
+  Node* blocked = nullptr;
+};
+
+Collected collect_pending(std::span<const TensorImplPtr> targets) {
+  Collected c;
+  std::unordered_set<Node*> seen;
+  struct Frame {
+    std::shared_ptr<Node> node;
+    size_t next_input;
+  };
+  std::vector<Frame> stack;
+  auto visit = [&](const TensorImpl& t) -> bool {
+    if (t.ready()) return true;
+    Node* n = t.node().get();
+    if (!seen.insert(n).second) return true;
+    if (n->claimed) {
+      c.blocked = n;
+      return false;
+    }
+    stack.push_back({t.node(), 0});
+    return true;
+  };
+  for (const TensorImplPtr& t : targets) {
+    if (!visit(*t)) return c;
+    while (!stack.empty()) {
+      Frame& f = stack.back();
+      if (f.next_input < f.node->inputs.size()) {
+        const TensorImpl& in = *f.node->inputs[f.next_input++];
+        if (!visit(in)) return c;
+      } else {
+        c.order.push_back(std::move(f.node));
+        stack.pop_back();
+      }
+    }
+  }
+  return c;
+}
+
+}  // namespace
+
+// Note [Which values a fragment writes]
+// A fragment writes its targets, and every intermediate that something
+// outside the fragment still refers to: a user's handle, or a pending node
+// that was not part of this evaluation. The test is the reference count of
+// the intermediate's TensorImpl against the references the fragment's own
+// nodes hold. Everything else stays inside the fragment, which is what lets
+// the JIT fuse it away. An intermediate that is not written stays pending
+// and can be recomputed if it is ever read.
+void evaluate(std::span<const TensorImplPtr> targets, EvalReason reason) {
+  std::unique_lock lock(g_graph_mu);
+  Collected c;
+  for (;;) {
+    c = collect_pending(targets);
+    if (!c.blocked) break;
+    c.order.clear();
+    g_graph_cv.wait(lock);
+  }
+  if (c.order.empty()) return;
+
+  Fragment fragment;
+  std::vector<StoragePtr> input_storage;
+  std::vector<TensorImplPtr> output_impls;
+  {
+    std::unordered_map<const Node*, int> first_value;
+    std::unordered_map<const TensorImpl*, int> leaf_value;
+    std::vector<int> internal_refs;
+    for (const auto& node : c.order) {
+      node->claimed = true;
+      first_value[node.get()] = static_cast<int>(fragment.values.size());
+      // Dead outputs get a value too: the kernel writes all of them.
+      for (const TensorMeta& meta : node->output_meta) {
+        fragment.values.push_back(meta);
+        internal_refs.push_back(0);
+      }
+    }
+    for (const auto& node : c.order) {
+      FragmentNode fn{node->op, &node->attrs, {}, {}};
+      for (const TensorImplPtr& in : node->inputs) {
+        int v;
+        if (in->ready()) {
+          auto [it, inserted] = leaf_value.try_emplace(in.get(), static_cast<int>(fragment.values.size()));
+          if (inserted) {
+            fragment.values.push_back(in->meta());
+            internal_refs.push_back(0);
+            fragment.inputs.push_back(it->second);
+            input_storage.push_back(in->storage());
+          }
+          v = it->second;
+        } else {
+          v = first_value.at(in->node().get()) + in->output_index();
+          ++internal_refs[v];
+        }
+        fn.inputs.push_back(v);
+      }
+      int base = first_value.at(node.get());
+      for (size_t k = 0; k < node->outputs.size(); ++k) fn.outputs.push_back(base + static_cast<int>(k));
+      fragment.nodes.push_back(std::move(fn));
+    }
+    // Outputs: targets first, in the caller's order, then live intermediates.
+    std::unordered_set<int> is_output;
+    auto add_output = [&](const TensorImplPtr& t, int v) {
+      if (is_output.insert(v).second) {
+        fragment.outputs.push_back(v);
+        output_impls.push_back(t);
+      }
+    };
+    for (const TensorImplPtr& t : targets)
+      if (!t->ready()) add_output(t, first_value.at(t->node().get()) + t->output_index());
+    for (const auto& node : c.order) {
+      int base = first_value.at(node.get());
+      for (size_t k = 0; k < node->outputs.size(); ++k) {
+        TensorImplPtr o = node->outputs[k].lock();
+        if (!o) continue;
+        int v = base + static_cast<int>(k);
+        // -1 for the reference `o` itself.
+        if (o.use_count() - 1 - internal_refs[v] > 0) add_output(o, v);
+      }
+    }
+  }
+  lock.unlock();
+
+  auto release_claims = [&] {
+    for (const auto& node : c.order) node->claimed = false;
+  };
+  std::vector<StoragePtr> results;
+  try {
+    Device device = fragment.values[fragment.outputs[0]].device;
+    results = runner_for(device).run(fragment, input_storage);
+  } catch (...) {
+    lock.lock();
+    release_claims();
+    g_graph_cv.notify_all();
+    throw;
+  }
+
+  auto& counters = detail::counters();
+  counters.evaluations.fetch_add(1, std::memory_order_relaxed);
+  counters.evaluations_by_reason[static_cast<int>(reason)].fetch_add(1, std::memory_order_relaxed);
+  counters.nodes_evaluated.fetch_add(static_cast<int64_t>(fragment.nodes.size()), std::memory_order_relaxed);
+
+  lock.lock();
+  for (size_t i = 0; i < output_impls.size(); ++i) output_impls[i]->publish(std::move(results[i]));
+  release_claims();
+  g_graph_cv.notify_all();
+  // Drop our references to the nodes with the lock held: freeing a node
+  // reads the inputs' node pointers, which publish() writes.
+  c.order.clear();
+  output_impls.clear();
+}
+
+// Note [Pending limits]
+// A lazy graph keeps its leaf buffers alive until it runs; a long loop that
+// never reads its result would grow the graph and pin memory without bound.
+// Each pending tensor carries upper bounds on the nodes and pinned bytes
+// behind it (sums over its inputs, which over-count shared subgraphs). Only
+// when a bound passes its limit is the exact figure computed by a walk of
+// the graph; if that passes the limit too, the tensor is evaluated there.
+PendingLimits pending_limits() { return {g_max_nodes.load(), g_max_bytes.load()}; }
+
+void set_pending_limits(PendingLimits limits) {
+  g_max_nodes.store(std::max<int64_t>(1, limits.max_nodes));
+  g_max_bytes.store(std::max<int64_t>(1, limits.max_pinned_bytes));
+}
+
+PendingCost pending_cost_of(std::span<const TensorImplPtr> inputs) {
+  PendingCost cost{1, 0};
+  for (const TensorImplPtr& in : inputs) {
+    if (in->ready()) {
+      cost.pinned_bytes = sat_add(cost.pinned_bytes, static_cast<int64_t>(in->meta().nbytes()));
+    } else {
+      cost.nodes = sat_add(cost.nodes, in->cost().nodes);
+      cost.pinned_bytes = sat_add(cost.pinned_bytes, in->cost().pinned_bytes);
+    }
+  }
+  return cost;
+}
+
+namespace {
+PendingCost exact_cost(const TensorImplPtr& t) {
+  std::lock_guard lock(g_graph_mu);
+  PendingCost cost;
+  std::unordered_set<const Node*> nodes;
+  std::unordered_set<const Storage*> leaves;
+  std::vector<const TensorImpl*> stack{t.get()};
+  while (!stack.empty()) {
+    const TensorImpl* x = stack.back();
+    stack.pop_back();
+    if (x->ready()) {
+      if (leaves.insert(x->storage().get()).second)
+        cost.pinned_bytes += static_cast<int64_t>(x->storage()->bytes());
+      continue;
+    }
+    if (!nodes.insert(x->node().get()).second) continue;
+    for (const TensorImplPtr& in : x->node()->inputs) stack.push_back(in.get());
+  }
+  cost.nodes = static_cast<int64_t>(nodes.size());
+  return cost;
+}
+}  // namespace
+
+void enforce_pending_limits(const TensorImplPtr& t) {
+  if (t->ready()) return;
+  PendingLimits limits = pending_limits();
+  const PendingCost& bound = t->cost();
+  if (bound.nodes <= limits.max_nodes && bound.pinned_bytes <= limits.max_pinned_bytes) return;
+  PendingCost exact = exact_cost(t);
+  if (exact.nodes > limits.max_nodes) {
+    evaluate({&t, 1}, EvalReason::kNodeLimit);
+  } else if (exact.pinned_bytes > limits.max_pinned_bytes) {
+    evaluate({&t, 1}, EvalReason::kByteLimit);
+  } else {
+    t->set_cost(exact);
+  }
+}
+
+}  // namespace wok

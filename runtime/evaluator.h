@@ -1,0 +1,33 @@
+// Turns pending tensors into ready ones: collects the pending graph behind
+// them into a Fragment, runs it on the chosen backend, publishes results.
+#pragma once
+
+#include <cstdint>
+#include <span>
+
+#include "wok/runtime/graph.h"
+#include "wok/runtime/stats.h"
+
+namespace wok {
+
+// Makes every tensor in `targets` ready. Safe to call from several threads;
+// work two calls share runs once.
+void evaluate(std::span<const TensorImplPtr> targets, EvalReason reason);
+
+// Limits on the pending work a tensor may keep, beyond which recording an
+// op evaluates at once (Note [Pending limits] in evaluator.cpp).
+struct PendingLimits {
+  int64_t max_nodes;         // WOK_MAX_PENDING_NODES, default 4096
+  int64_t max_pinned_bytes;  // WOK_MAX_PENDING_BYTES, default 1 GiB
+};
+PendingLimits pending_limits();
+void set_pending_limits(PendingLimits limits);
+
+// Cost of a new pending tensor with these inputs, as upper bounds.
+PendingCost pending_cost_of(std::span<const TensorImplPtr> inputs);
+
+// Called after recording an op: evaluates `t` if its pending work is past a
+// limit.
+void enforce_pending_limits(const TensorImplPtr& t);
+
+}  // namespace wok

@@ -1,0 +1,37 @@
+#include "wok/runtime/fragment.h"
+
+#include <sstream>
+
+#include "wok/runtime/op_registry.h"
+
+namespace wok {
+
+std::string Fragment::str() const {
+  std::ostringstream out;
+  auto value = [&](int v) {
+    out << "%" << v << ":" << dtype_name(values[v].dtype) << shape_str(values[v].shape);
+  };
+  out << "fragment(";
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    if (i) out << ", ";
+    value(inputs[i]);
+  }
+  out << ")\n";
+  for (const FragmentNode& n : nodes) {
+    out << "  ";
+    for (size_t i = 0; i < n.outputs.size(); ++i) {
+      if (i) out << ", ";
+      value(n.outputs[i]);
+    }
+    out << " = " << n.op->name() << "(";
+    for (size_t i = 0; i < n.inputs.size(); ++i) out << (i ? ", %" : "%") << n.inputs[i];
+    if (n.attrs->size()) out << "; " << n.attrs->str();
+    out << ")\n";
+  }
+  out << "  return";
+  for (size_t i = 0; i < outputs.size(); ++i) out << (i ? ", %" : " %") << outputs[i];
+  out << "\n";
+  return out.str();
+}
+
+}  // namespace wok

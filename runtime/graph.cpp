@@ -1,0 +1,51 @@
+#include "wok/runtime/graph.h"
+
+namespace wok {
+
+namespace {
+std::atomic<uint64_t> g_next_node_id{1};
+std::atomic<int64_t> g_live_nodes{0};
+}  // namespace
+
+Node::Node(const RegisteredOp* op, Attrs attrs, std::vector<std::shared_ptr<TensorImpl>> inputs,
+           std::vector<TensorMeta> output_meta)
+    : op(op), attrs(std::move(attrs)), inputs(std::move(inputs)), output_meta(std::move(output_meta)),
+      outputs(this->output_meta.size()),
+      id(g_next_node_id.fetch_add(1, std::memory_order_relaxed)) {
+  g_live_nodes.fetch_add(1, std::memory_order_relaxed);
+}
+
+Node::~Node() {
+  g_live_nodes.fetch_sub(1, std::memory_order_relaxed);
+  // Long chains would otherwise free recursively, one stack frame per node;
+  // unlink pending inputs iteratively instead.
+  std::vector<std::shared_ptr<Node>> chain;
+  for (auto& in : inputs)
+    if (in && in.use_count() == 1 && in->node()) chain.push_back(in->node());
+  inputs.clear();
+  while (!chain.empty()) {
+    std::shared_ptr<Node> n = std::move(chain.back());
+    chain.pop_back();
+    if (n.use_count() != 1) continue;  // still owned elsewhere
+    for (auto& in : n->inputs)
+      if (in && in.use_count() == 1 && in->node()) chain.push_back(in->node());
+    n->inputs.clear();
+  }
+}
+
+int64_t live_node_count() { return g_live_nodes.load(std::memory_order_relaxed); }
+
+TensorImpl::TensorImpl(TensorMeta meta, StoragePtr storage)
+    : meta_(std::move(meta)), storage_(std::move(storage)), ready_(true) {}
+
+TensorImpl::TensorImpl(TensorMeta meta, std::shared_ptr<Node> node, int output_index, PendingCost cost)
+    : meta_(std::move(meta)), node_(std::move(node)), output_index_(output_index), cost_(cost) {}
+
+void TensorImpl::publish(StoragePtr storage) {
+  storage_ = std::move(storage);
+  ready_.store(true, std::memory_order_release);
+  node_.reset();
+  cost_ = {};
+}
+
+}  // namespace wok

@@ -1,0 +1,96 @@
+// The lazy graph behind wok::Tensor.
+//
+// A TensorImpl is either ready (it holds a Storage) or pending (it holds the
+// Node that will produce it). Nodes hold their inputs, so a pending tensor
+// keeps alive exactly what is needed to compute it. Evaluation
+// (runtime/evaluator.h) turns the pending part of the graph into a Fragment,
+// runs it, and cuts the links so the graph behind a ready tensor is freed.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "wok/runtime/attrs.h"
+#include "wok/runtime/device.h"
+#include "wok/runtime/dtype.h"
+#include "wok/runtime/shape.h"
+#include "wok/runtime/storage.h"
+
+namespace wok {
+
+class RegisteredOp;
+class TensorImpl;
+
+struct TensorMeta {
+  Shape shape;
+  DType dtype = DType::kFloat32;
+  Device device = Device::cpu();
+
+  int64_t numel() const { return wok::numel(shape); }
+  size_t nbytes() const { return static_cast<size_t>(numel()) * itemsize(dtype); }
+};
+
+class Node {
+ public:
+  Node(const RegisteredOp* op, Attrs attrs, std::vector<std::shared_ptr<TensorImpl>> inputs,
+       std::vector<TensorMeta> output_meta);
+  ~Node();
+
+  const RegisteredOp* op;
+  Attrs attrs;
+  std::vector<std::shared_ptr<TensorImpl>> inputs;
+  std::vector<TensorMeta> output_meta;
+  std::vector<std::weak_ptr<TensorImpl>> outputs;  // same length as output_meta
+  uint64_t id;  // creation order; ties in traversals break by it
+
+  // Set while an evaluation owns this node; guarded by the graph mutex.
+  bool claimed = false;
+};
+
+// Upper bounds on the pending work behind a tensor, kept cheap to update at
+// every op; see Note [Pending limits] in runtime/evaluator.cpp.
+struct PendingCost {
+  int64_t nodes = 0;
+  int64_t pinned_bytes = 0;
+};
+
+class TensorImpl {
+ public:
+  // A ready tensor over `storage`.
+  TensorImpl(TensorMeta meta, StoragePtr storage);
+  // A pending tensor: output `output_index` of `node`.
+  TensorImpl(TensorMeta meta, std::shared_ptr<Node> node, int output_index, PendingCost cost);
+
+  const TensorMeta& meta() const { return meta_; }
+  bool ready() const { return ready_.load(std::memory_order_acquire); }
+
+  // Valid once ready().
+  const StoragePtr& storage() const { return storage_; }
+  // Valid while pending; read under the graph mutex.
+  const std::shared_ptr<Node>& node() const { return node_; }
+  int output_index() const { return output_index_; }
+  const PendingCost& cost() const { return cost_; }
+
+  // Called by the evaluator, under the graph mutex.
+  void publish(StoragePtr storage);
+  // Tightens the cost bound; only by the thread that just created `this`.
+  void set_cost(PendingCost cost) { cost_ = cost; }
+
+ private:
+  TensorMeta meta_;
+  StoragePtr storage_;
+  std::shared_ptr<Node> node_;
+  int output_index_ = 0;
+  PendingCost cost_;
+  std::atomic<bool> ready_{false};
+};
+
+using TensorImplPtr = std::shared_ptr<TensorImpl>;
+
+// Live pending nodes in the process; a test reads it to prove that
+// recording runs nothing and evaluation frees the graph.
+int64_t live_node_count();
+
+}  // namespace wok

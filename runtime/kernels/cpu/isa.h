@@ -1,0 +1,25 @@
+// Each file in runtime/kernels/cpu/ is compiled once per instruction set
+// (see CMakeLists.txt); WOK_CPU_ISA names the variant and WOK_ISA_NS puts
+// each variant's symbols in their own namespace.
+#pragma once
+
+#ifndef WOK_CPU_ISA
+#error "runtime/kernels/cpu/ files are built by CMake with WOK_CPU_ISA set"
+#endif
+
+#define WOK_ISA_CONCAT2(a, b) a##b
+#define WOK_ISA_CONCAT(a, b) WOK_ISA_CONCAT2(a, b)
+#define WOK_ISA_NS WOK_ISA_CONCAT(isa_, WOK_CPU_ISA)
+
+namespace wok {
+class OpRegistry;
+namespace cpu::WOK_ISA_NS {
+// One per kernel family; register_kernels.cpp calls them all.
+void register_unary_kernels(OpRegistry& r);
+void register_binary_kernels(OpRegistry& r);
+void register_misc_elementwise_kernels(OpRegistry& r);
+void register_reduction_kernels(OpRegistry& r);
+void register_movement_kernels(OpRegistry& r);
+void register_matmul_kernels(OpRegistry& r);
+}  // namespace cpu::WOK_ISA_NS
+}  // namespace wok

@@ -1,0 +1,301 @@
+// Precompiled kernels of the movement ops: permute, broadcast_to, slice and
+// concat (reshape aliases its input and has none). They copy bytes, so they
+// dispatch on the item size (1, 4 or 8 bytes), not on the dtype.
+//
+// Each op first describes its output as a few merged dims, each with the
+// input stride it walks (size-1 dims dropped, dims that step through the
+// input as one merged), then copies innermost runs: memcpy when the run is
+// contiguous in the input, a fill when it repeats one element, a strided
+// loop otherwise. Permutes that move the contiguous input dim away from the
+// end are copied as cache-blocked 2-D transposes.
+#include <algorithm>
+#include <cstdint>
+#include <cstring>
+#include <vector>
+
+#include "wok/runtime/error.h"
+#include "wok/runtime/kernels/cpu/isa.h"
+#include "wok/runtime/kernels/cpu/strided_loop.h"
+#include "wok/runtime/op_registry.h"
+#include "wok/runtime/thread_pool.h"
+
+namespace wok::cpu::WOK_ISA_NS {
+
+namespace {
+
+// Bytes worth a parallel chunk.
+constexpr int64_t kGrainBytes = 1 << 17;
+// Side of the square tiles of a transpose: two tiles fit in L1.
+constexpr int64_t kTile = 32;
+
+struct Dim {
+  int64_t size, stride;  // stride in input elements
+};
+
+// Merges dims (outer to inner) that step through the input as one: dim i
+// folds into the previous when prev.stride == stride * size. Size-1 dims
+// are dropped. Returns the merged dims.
+std::vector<Dim> merge_dims(const std::vector<Dim>& dims) {
+  std::vector<Dim> out;
+  for (const Dim& d : dims) {
+    if (d.size == 1) continue;
+    if (!out.empty() && out.back().stride == d.stride * d.size) {
+      out.back() = {out.back().size * d.size, d.stride};
+      continue;
+    }
+    out.push_back(d);
+  }
+  return out;
+}
+
+// The input offset of a row-major index over dims[0, n), walked forward.
+struct Walker {
+  const Dim* dims;
+  int n;
+  int64_t idx[kMaxDims * 4];
+  int64_t off = 0;
+
+  Walker(const std::vector<Dim>& d, int count) : dims(d.data()), n(count) {
+    if (n > kMaxDims * 4) throw ShapeError("movement op over more than 64 non-mergeable dims");
+  }
+  void seek(int64_t flat) {
+    off = 0;
+    for (int i = n - 1; i >= 0; --i) {
+      idx[i] = flat % dims[i].size;
+      flat /= dims[i].size;
+      off += idx[i] * dims[i].stride;
+    }
+  }
+  void next() {
+    for (int i = n - 1; i >= 0; --i) {
+      off += dims[i].stride;
+      if (++idx[i] < dims[i].size) return;
+      off -= dims[i].size * dims[i].stride;
+      idx[i] = 0;
+    }
+  }
+};
+
+// Calls fn(U{}) with an unsigned type of the given item size.
+template <typename Fn>
+void visit_itemsize(size_t size, Fn&& fn) {
+  switch (size) {
+    case 1: fn(uint8_t{}); return;
+    case 4: fn(uint32_t{}); return;
+    case 8: fn(uint64_t{}); return;
+    default: throw DTypeError("movement kernels handle items of 1, 4 or 8 bytes, not " + std::to_string(size));
+  }
+}
+
+void parallel_memcpy(void* dst, const void* src, int64_t bytes) {
+  if (bytes <= 0) return;
+  parallel_for(bytes, 4 * kGrainBytes, [&](int64_t b, int64_t e) {
+    std::memcpy(static_cast<char*>(dst) + b, static_cast<const char*>(src) + b, static_cast<size_t>(e - b));
+  });
+}
+
+// out[r, 0:len] = in[off(r) + j * stride] for each row r of `outer`
+// (walked over dims[0, n - 1]); the innermost merged dim is the row.
+template <typename U>
+void copy_rows(const std::vector<Dim>& dims, const U* in, U* out) {
+  const Dim inner = dims.back();
+  const int nouter = static_cast<int>(dims.size()) - 1;
+  int64_t rows = 1;
+  for (int i = 0; i < nouter; ++i) rows *= dims[static_cast<size_t>(i)].size;
+  const int64_t len = inner.size, s = inner.stride;
+  const int64_t grain = std::max<int64_t>(1, kGrainBytes / static_cast<int64_t>(len * sizeof(U)));
+  parallel_for(rows, grain, [&](int64_t b, int64_t e) {
+    Walker w(dims, nouter);
+    w.seek(b);
+    for (int64_t r = b; r < e; ++r, w.next()) {
+      U* __restrict o = out + r * len;
+      const U* __restrict p = in + w.off;
+      if (s == 1) {
+        std::memcpy(o, p, static_cast<size_t>(len) * sizeof(U));
+      } else if (s == 0) {
+        const U v = p[0];
+        for (int64_t j = 0; j < len; ++j) o[j] = v;
+      } else if (s == -1) {
+        for (int64_t j = 0; j < len; ++j) o[j] = p[-j];
+      } else {
+        for (int64_t j = 0; j < len; ++j) o[j] = p[j * s];
+      }
+    }
+  });
+}
+
+// Copies a strided view of `in` (dims with input strides, starting at
+// `in`) into the contiguous `out`.
+template <typename U>
+void copy_view(std::vector<Dim> dims, const U* in, U* out) {
+  dims = merge_dims(dims);
+  if (dims.empty()) {
+    out[0] = in[0];
+    return;
+  }
+  if (dims.size() == 1 && dims[0].stride == 1) {
+    parallel_memcpy(out, in, dims[0].size * static_cast<int64_t>(sizeof(U)));
+    return;
+  }
+  copy_rows<U>(dims, in, out);
+}
+
+// ---- permute -------------------------------------------------------------------------
+
+// out[a * oa + b] = in[a + b * ib] over a tile, a < na, b < nb.
+template <typename U>
+inline void transpose_tile(const U* __restrict in, U* __restrict out, int64_t na, int64_t nb, int64_t ib, int64_t oa) {
+  for (int64_t a = 0; a < na; ++a) {
+    U* __restrict o = out + a * oa;
+    const U* __restrict p = in + a;
+    for (int64_t b = 0; b < nb; ++b) o[b] = p[b * ib];
+  }
+}
+
+template <typename U>
+void permute_typed(const Shape& in_shape, const std::vector<int64_t>& perm, const U* in, U* out) {
+  const Strides st = contiguous_strides(in_shape);
+  std::vector<Dim> dims;
+  for (int64_t p : perm) dims.push_back({in_shape[static_cast<size_t>(p)], st[static_cast<size_t>(p)]});
+  dims = merge_dims(dims);
+  if (dims.empty() || dims.back().stride == 1) {  // the innermost run stays contiguous
+    copy_view<U>(dims, in, out);
+    return;
+  }
+  // The dim that is contiguous in the input (it exists: the input's
+  // innermost dim of size > 1 ends up in some merged dim with stride 1).
+  const int m = static_cast<int>(dims.size());
+  int k = 0;
+  while (dims[static_cast<size_t>(k)].stride != 1) ++k;
+  // Output strides of the merged dims.
+  std::vector<int64_t> ostride(static_cast<size_t>(m));
+  for (int64_t i = m - 1, s = 1; i >= 0; --i) {
+    ostride[static_cast<size_t>(i)] = s;
+    s *= dims[static_cast<size_t>(i)].size;
+  }
+  const int64_t A = dims[static_cast<size_t>(k)].size, B = dims.back().size;
+  const int64_t oa = ostride[static_cast<size_t>(k)], ib = dims.back().stride;
+  // The remaining dims form the batch; walk them over input and output.
+  std::vector<Dim> batch_in, batch_out;
+  for (int i = 0; i < m - 1; ++i) {
+    if (i == k) continue;
+    batch_in.push_back(dims[static_cast<size_t>(i)]);
+    batch_out.push_back({dims[static_cast<size_t>(i)].size, ostride[static_cast<size_t>(i)]});
+  }
+  int64_t nbatch = 1;
+  for (const Dim& d : batch_in) nbatch *= d.size;
+  // Units: one batch entry times a band of kTile rows of A.
+  const int64_t bands = (A + kTile - 1) / kTile;
+  const int64_t unit_bytes = std::min(A, kTile) * B * static_cast<int64_t>(sizeof(U));
+  parallel_for(nbatch * bands, std::max<int64_t>(1, kGrainBytes / unit_bytes), [&](int64_t b, int64_t e) {
+    Walker wi(batch_in, static_cast<int>(batch_in.size())), wo(batch_out, static_cast<int>(batch_out.size()));
+    for (int64_t u = b; u < e; ++u) {
+      const int64_t bi = u / bands, a0 = (u % bands) * kTile;
+      wi.seek(bi);
+      wo.seek(bi);
+      const int64_t na = std::min(kTile, A - a0);
+      for (int64_t b0 = 0; b0 < B; b0 += kTile)
+        transpose_tile<U>(in + wi.off + a0 + b0 * ib, out + wo.off + a0 * oa + b0, na, std::min(kTile, B - b0), ib, oa);
+    }
+  });
+}
+
+void permute_kernel(const KernelContext& ctx) {
+  const TensorRef& x = ctx.inputs[0];
+  const TensorRef& y = ctx.outputs[0];
+  if (y.numel() == 0) return;
+  visit_itemsize(itemsize(x.dtype), [&](auto tag) {
+    using U = decltype(tag);
+    permute_typed<U>(*x.shape, ctx.attrs.get_ints("dims"), x.as<U>(), y.as<U>());
+  });
+}
+
+// ---- broadcast_to ----------------------------------------------------------------------
+
+void broadcast_to_kernel(const KernelContext& ctx) {
+  const TensorRef& x = ctx.inputs[0];
+  const TensorRef& y = ctx.outputs[0];
+  if (y.numel() == 0) return;
+  const Shape& out = *y.shape;
+  const Strides st = broadcast_strides(*x.shape, out);
+  std::vector<Dim> dims;
+  for (size_t i = 0; i < out.size(); ++i) dims.push_back({out[i], st[i]});
+  visit_itemsize(itemsize(x.dtype), [&](auto tag) {
+    using U = decltype(tag);
+    copy_view<U>(dims, x.as<U>(), y.as<U>());
+  });
+}
+
+// ---- slice ------------------------------------------------------------------------------
+
+void slice_kernel(const KernelContext& ctx) {
+  const TensorRef& x = ctx.inputs[0];
+  const TensorRef& y = ctx.outputs[0];
+  if (y.numel() == 0) return;
+  const Shape& in = *x.shape;
+  const Shape& out = *y.shape;
+  const auto& starts = ctx.attrs.get_ints("starts");
+  const auto& steps = ctx.attrs.get_ints("steps");
+  const Strides st = contiguous_strides(in);
+  int64_t base = 0;
+  std::vector<Dim> dims;
+  for (size_t i = 0; i < in.size(); ++i) {
+    base += starts[i] * st[i];
+    dims.push_back({out[i], steps[i] * st[i]});
+  }
+  visit_itemsize(itemsize(x.dtype), [&](auto tag) {
+    using U = decltype(tag);
+    copy_view<U>(dims, x.as<U>() + base, y.as<U>());
+  });
+}
+
+// ---- concat ------------------------------------------------------------------------------
+
+// out viewed as [outer, sum of chunks]: input k contributes a chunk of
+// shape[axis] * inner elements to each outer row.
+void concat_kernel(const KernelContext& ctx) {
+  const TensorRef& y = ctx.outputs[0];
+  if (y.numel() == 0) return;
+  const Shape& out = *y.shape;
+  const size_t axis = static_cast<size_t>(ctx.attrs.get_int("axis"));
+  const int64_t isz = static_cast<int64_t>(itemsize(y.dtype));
+  int64_t outer = 1, inner = 1;
+  for (size_t i = 0; i < axis; ++i) outer *= out[i];
+  for (size_t i = axis + 1; i < out.size(); ++i) inner *= out[i];
+  const size_t n = ctx.inputs.size();
+  std::vector<int64_t> chunk(n), offset(n);  // bytes
+  int64_t row = 0;
+  for (size_t k = 0; k < n; ++k) {
+    if (itemsize(ctx.inputs[k].dtype) != static_cast<size_t>(isz))
+      throw DTypeError("concat kernel: inputs must share the output's dtype");
+    chunk[k] = (*ctx.inputs[k].shape)[axis] * inner * isz;
+    offset[k] = row;
+    row += chunk[k];
+  }
+  char* o = static_cast<char*>(y.data);
+  if (row >= 4 * kGrainBytes) {  // long rows: split each copy
+    for (int64_t r = 0; r < outer; ++r)
+      for (size_t k = 0; k < n; ++k)
+        parallel_memcpy(o + r * row + offset[k], static_cast<const char*>(ctx.inputs[k].data) + r * chunk[k], chunk[k]);
+    return;
+  }
+  parallel_for(outer, std::max<int64_t>(1, kGrainBytes / std::max<int64_t>(row, 1)), [&](int64_t b, int64_t e) {
+    for (int64_t r = b; r < e; ++r)
+      for (size_t k = 0; k < n; ++k)
+        if (chunk[k] > 0)
+          std::memcpy(o + r * row + offset[k], static_cast<const char*>(ctx.inputs[k].data) + r * chunk[k],
+                      static_cast<size_t>(chunk[k]));
+  });
+}
+
+}  // namespace
+
+void register_movement_kernels(OpRegistry& r) {
+  constexpr DeviceType cpu = DeviceType::kCPU;
+  r.add_kernel("permute", cpu, permute_kernel);
+  r.add_kernel("broadcast_to", cpu, broadcast_to_kernel);
+  r.add_kernel("slice", cpu, slice_kernel);
+  r.add_kernel("concat", cpu, concat_kernel);
+}
+
+}  // namespace wok::cpu::WOK_ISA_NS

@@ -1,0 +1,17 @@
+#include "wok/runtime/kernels/cpu/isa.h"
+#include "wok/runtime/op_registry.h"
+
+namespace wok::cpu {
+
+// One entry point per instruction-set variant; runtime/kernels/
+// cpu_dispatch.cpp picks the variant for this host.
+void WOK_ISA_CONCAT(register_kernels_, WOK_CPU_ISA)(OpRegistry& r) {
+  WOK_ISA_NS::register_unary_kernels(r);
+  WOK_ISA_NS::register_binary_kernels(r);
+  WOK_ISA_NS::register_misc_elementwise_kernels(r);
+  WOK_ISA_NS::register_reduction_kernels(r);
+  WOK_ISA_NS::register_movement_kernels(r);
+  WOK_ISA_NS::register_matmul_kernels(r);
+}
+
+}  // namespace wok::cpu

@@ -1,0 +1,295 @@
+// Branch-free scalar math that the compiler vectorizes: the transcendental
+// functions of the precompiled kernels. The JIT emits the same sequences
+// (jit/x86/), from the same constants (runtime/vec_math_coeffs.h).
+//
+// Every function handles inf, nan and overflow like libm; accuracy is
+// measured by tests/vec_math_test.cpp and listed in docs/numerics.md.
+#pragma once
+
+#include <bit>
+#include <cmath>
+#include <cstdint>
+#include <limits>
+
+#include "wok/runtime/vec_math_coeffs.h"
+
+namespace wok::vm {
+
+// Fused multiply-add where the ISA has one (the JIT always does); kernels
+// are built with -ffp-contract=off so these are the only fused operations.
+#if defined(__FMA__)
+inline float fma(float a, float b, float c) { return __builtin_fmaf(a, b, c); }
+inline double fma(double a, double b, double c) { return __builtin_fma(a, b, c); }
+#else
+inline float fma(float a, float b, float c) { return a * b + c; }
+inline double fma(double a, double b, double c) { return a * b + c; }
+#endif
+
+template <typename T, size_t N>
+inline T horner(T x, const T (&c)[N]) {
+  T acc = c[0];
+  for (size_t i = 1; i < N; ++i) acc = fma(acc, x, c[i]);
+  return acc;
+}
+
+template <typename T>
+struct FloatBits;
+template <>
+struct FloatBits<float> {
+  using Int = int32_t;
+  static constexpr int kMantissa = 23;
+  static constexpr Int kBias = 127;
+};
+template <>
+struct FloatBits<double> {
+  using Int = int64_t;
+  static constexpr int kMantissa = 52;
+  static constexpr Int kBias = 1023;
+};
+
+template <typename T>
+inline T inf() {
+  return std::numeric_limits<T>::infinity();
+}
+template <typename T>
+inline T qnan() {
+  return std::numeric_limits<T>::quiet_NaN();
+}
+template <typename T>
+inline T copysign(T magnitude, T sign) {
+  using I = typename FloatBits<T>::Int;
+  constexpr I kSign = I{1} << (sizeof(T) * 8 - 1);
+  return std::bit_cast<T>((std::bit_cast<I>(magnitude) & ~kSign) | (std::bit_cast<I>(sign) & kSign));
+}
+template <typename T>
+inline T fabs(T x) {
+  using I = typename FloatBits<T>::Int;
+  constexpr I kSign = I{1} << (sizeof(T) * 8 - 1);
+  return std::bit_cast<T>(std::bit_cast<I>(x) & ~kSign);
+}
+// 2^n for n in the normal exponent range.
+template <typename T>
+inline T pow2i(typename FloatBits<T>::Int n) {
+  using B = FloatBits<T>;
+  return std::bit_cast<T>(static_cast<typename B::Int>((n + B::kBias) << B::kMantissa));
+}
+
+// NumPy's maximum/minimum: a nan in either operand wins. The compare-select
+// order matches x86 max/min instructions, so the JIT gets bitwise the same.
+template <typename T>
+inline T maximum(T a, T b) {
+  T r = a > b ? a : b;
+  if constexpr (std::is_floating_point_v<T>) r = a != a ? a : r;
+  return r;
+}
+template <typename T>
+inline T minimum(T a, T b) {
+  T r = a < b ? a : b;
+  if constexpr (std::is_floating_point_v<T>) r = a != a ? a : r;
+  return r;
+}
+
+// ---- exp / expm1 -------------------------------------------------------------------
+template <typename T>
+struct ExpConst;
+template <>
+struct ExpConst<float> {
+  static constexpr float kLog2e = vmc::kLog2eF, kLn2Hi = vmc::kLn2HiF, kLn2Lo = vmc::kLn2LoF;
+  static constexpr float kMin = vmc::kExpMinF, kMax = vmc::kExpMaxF, kMagic = vmc::kRoundMagicF;
+  static constexpr const auto& kPoly = vmc::kExpPolyF;
+};
+template <>
+struct ExpConst<double> {
+  static constexpr double kLog2e = vmc::kLog2eD, kLn2Hi = vmc::kLn2HiD, kLn2Lo = vmc::kLn2LoD;
+  static constexpr double kMin = vmc::kExpMinD, kMax = vmc::kExpMaxD, kMagic = vmc::kRoundMagicD;
+  static constexpr const auto& kPoly = vmc::kExpPolyD;
+};
+
+// x = n ln2 + r: returns expm1(r) and sets n.
+template <typename T>
+inline T expm1_reduced(T x, typename FloatBits<T>::Int& n) {
+  using C = ExpConst<T>;
+  using I = typename FloatBits<T>::Int;
+  T t = fma(x, C::kLog2e, C::kMagic);
+  T nf = t - C::kMagic;
+  n = std::bit_cast<I>(t) - std::bit_cast<I>(C::kMagic);
+  T r = fma(-nf, C::kLn2Hi, x);
+  r = fma(-nf, C::kLn2Lo, r);
+  T p = horner(r, C::kPoly);
+  return fma(r * r, p, r);
+}
+
+template <typename T>
+inline T exp(T x) {
+  using C = ExpConst<T>;
+  using I = typename FloatBits<T>::Int;
+  T xc = x < C::kMin ? C::kMin : x;
+  xc = xc > C::kMax ? C::kMax : xc;
+  I n;
+  T p = expm1_reduced(xc, n);
+  // 2^n in two factors, so results in the subnormal range and just below
+  // overflow are both reached without an intermediate inf or 0.
+  I h = n >> 1;
+  T s1 = pow2i<T>(h);
+  T s2 = pow2i<T>(n - h);
+  T e = fma(p, s1, s1) * s2;
+  return x != x ? x : e;
+}
+
+// e^x - 1, accurate near 0; for |x| below the tanh cut-off only.
+template <typename T>
+inline T expm1_small(T x) {
+  typename FloatBits<T>::Int n;
+  T p = expm1_reduced(x, n);
+  T s = pow2i<T>(n);
+  return fma(s, p, s - T(1));
+}
+
+template <typename T>
+inline T tanh(T x) {
+  constexpr T kOne = std::is_same_v<T, float> ? vmc::kTanhOneF : vmc::kTanhOneD;
+  T a = fabs(x);
+  T y = a > kOne ? T(2) * kOne : T(2) * a;
+  T em = expm1_small(y);
+  T t = em / (em + T(2));
+  t = a > kOne ? T(1) : t;
+  t = copysign(t, x);
+  return x != x ? x : t;
+}
+
+template <typename T>
+inline T sigmoid(T x) {
+  return T(1) / (T(1) + exp(-x));
+}
+
+// ---- log ---------------------------------------------------------------------------
+template <typename T>
+inline T log(T x) {
+  using B = FloatBits<T>;
+  using I = typename B::Int;
+  constexpr T kScale = std::is_same_v<T, float> ? T(8388608.0f) : T(4503599627370496.0);  // 2^mantissa
+  constexpr I kMantMask = (I{1} << B::kMantissa) - 1;
+  constexpr I kOneBits = B::kBias << B::kMantissa;
+  constexpr T kSqrt2 = static_cast<T>(vmc::kSqrt2);
+  constexpr T kLn2Hi = ExpConst<T>::kLn2Hi, kLn2Lo = ExpConst<T>::kLn2Lo;
+  const auto& poly = []() -> const auto& {
+    if constexpr (std::is_same_v<T, float>) return vmc::kLogPolyF;
+    else return vmc::kLogPolyD;
+  }();
+
+  bool sub = x < std::numeric_limits<T>::min();  // subnormal (or <= 0, fixed below)
+  T xs = sub ? x * kScale : x;
+  I bits = std::bit_cast<I>(xs);
+  I e = (bits >> B::kMantissa) - B::kBias;
+  T m = std::bit_cast<T>((bits & kMantMask) | kOneBits);
+  bool big = m > kSqrt2;
+  m = big ? m * T(0.5) : m;
+  e = big ? e + 1 : e;
+  e = sub ? e - B::kMantissa : e;
+  T f = m - T(1);
+  T s = f / (T(2) + f);
+  T z = s * s;
+  T r = z * horner(z, poly);
+  T hf = T(0.5) * f * f;
+  T l1p = f - (hf - s * (hf + r));
+  T ef = static_cast<T>(e);
+  T res = fma(ef, kLn2Hi, fma(ef, kLn2Lo, l1p));
+  res = x == inf<T>() ? x : res;
+  res = x == T(0) ? -inf<T>() : res;
+  res = x < T(0) ? qnan<T>() : res;
+  return x != x ? x : res;
+}
+
+// ---- sin / cos (float32 through double) ----------------------------------------------
+// quadrant_shift 0 gives sin, 1 gives cos.
+inline double sincos_d(double x, int64_t quadrant_shift) {
+  double t = fma(x, vmc::kTwoOverPi, vmc::kRoundMagicD);
+  double n = t - vmc::kRoundMagicD;
+  int64_t q = std::bit_cast<int64_t>(t) + quadrant_shift;
+  double r = fma(-n, vmc::kPio2Hi, x);
+  r = fma(-n, vmc::kPio2Mid, r);
+  r = fma(-n, vmc::kPio2Lo, r);
+  double z = r * r;
+  double s = fma(r * z, horner(z, vmc::kSinPoly), r);
+  double c = fma(z * z, horner(z, vmc::kCosPoly), fma(-0.5, z, 1.0));
+  double v = (q & 1) ? c : s;
+  return (q & 2) ? -v : v;
+}
+
+inline double sin(double x) { return sincos_d(x, 0); }
+inline double cos(double x) { return sincos_d(x, 1); }
+inline float sin(float x) { return static_cast<float>(sincos_d(x, 0)); }
+inline float cos(float x) { return static_cast<float>(sincos_d(x, 1)); }
+
+// ---- erf -----------------------------------------------------------------------------
+template <typename T>
+inline T erf(T x) {
+  constexpr bool f32 = std::is_same_v<T, float>;
+  constexpr T kSmall = static_cast<T>(vmc::kErfSmall);
+  constexpr T kOne = f32 ? T(vmc::kErfOneF) : T(vmc::kErfOneD);
+  constexpr T kMid = f32 ? T(vmc::kErfcMidF) : T(vmc::kErfcMidD);
+  constexpr T kScale = f32 ? T(vmc::kErfcScaleF) : T(vmc::kErfcScaleD);
+  const auto& taylor = []() -> const auto& {
+    if constexpr (f32) return vmc::kErfTaylorF;
+    else return vmc::kErfTaylorD;
+  }();
+  const auto& tail = []() -> const auto& {
+    if constexpr (f32) return vmc::kErfcPolyF;
+    else return vmc::kErfcPolyD;
+  }();
+  T a = fabs(x);
+  T small = x * horner(x * x, taylor);
+  T ac = a > kOne ? kOne : a;
+  T u = (T(1) / (T(1) + ac) - kMid) * kScale;
+  T large = T(1) - exp(-(ac * ac)) * horner(u, tail);
+  large = a >= kOne ? T(1) : large;
+  T res = a < kSmall ? small : copysign(large, x);
+  return x != x ? x : res;
+}
+
+// ---- pow -----------------------------------------------------------------------------
+// IEEE pow special cases on top of exp(b log|a|); float32 is computed in
+// double, so its result is correctly rounded but for rare ties.
+template <typename T>
+inline T pow_special_cases(T a, T b, T r) {
+  T fb = std::floor(b);
+  bool b_int = fb == b;
+  T half = b * T(0.5);
+  bool b_odd = b_int && std::floor(half) != half;
+  bool neg = std::signbit(a);
+  r = (neg && b_odd) ? -r : r;
+  r = (a < T(0) && !b_int && a != -inf<T>()) ? qnan<T>() : r;
+  r = (fabs(a) == T(1) && fabs(b) == inf<T>()) ? T(1) : r;
+  r = (a == T(1) || b == T(0)) ? T(1) : r;
+  return r;
+}
+
+inline double pow(double a, double b) {
+  double r = exp(b * log(fabs(a)));
+  return pow_special_cases(a, b, r);
+}
+
+inline float pow(float a, float b) {
+  double r = exp(static_cast<double>(b) * log(static_cast<double>(fabs(a))));
+  return pow_special_cases(a, b, static_cast<float>(r));
+}
+
+// Integer power by squaring; negative exponents give 1/a^|b| truncated
+// toward zero (0 for |a| > 1, and 0 for a = 0).
+template <typename T>
+inline T ipow(T a, T b) {
+  using U = std::make_unsigned_t<T>;
+  if (b < 0) {
+    if (a == 1) return 1;
+    if (a == -1) return (b & 1) ? T(-1) : T(1);
+    return 0;
+  }
+  U result = 1, base = static_cast<U>(a);
+  for (U e = static_cast<U>(b); e; e >>= 1) {
+    if (e & 1) result *= base;
+    base *= base;
+  }
+  return static_cast<T>(result);
+}
+
+}  // namespace wok::vm

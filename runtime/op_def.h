@@ -1,0 +1,63 @@
+// What an operator is: its schema, shape and dtype rules and, for
+// elementwise ops, its scalar formula. No kernel lives here; kernels are
+// registered per device in runtime/kernel_registry.h.
+//
+// Note [One formula per op]
+// An elementwise op states its math once, as a FormulaFn. The JIT compiles
+// it; the precompiled kernels of the built-in ops implement the same
+// expression with the same vector-math routines (runtime/kernels/cpu/
+// vec_math.h), so JIT and precompiled agree bitwise on + - * / min max and
+// stay within the documented ulp bounds elsewhere. A user op with a formula
+// fuses with its neighbours like a built-in one.
+#pragma once
+
+#include <functional>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "wok/runtime/attrs.h"
+#include "wok/runtime/dtype.h"
+#include "wok/runtime/scalar_formula.h"
+#include "wok/runtime/shape.h"
+
+namespace wok {
+
+// How the runtime may treat an op; passes read this, never the op's name.
+enum class OpKind : uint8_t {
+  kElementwise,  // out[i] = formula(in[i]...), inputs broadcast to the output
+  kReduction,    // reduces along `axes`
+  kMovement,     // reshape, permute, slice, concat, broadcast_to
+  kCreation,     // no tensor inputs (full, ...)
+  kOpaque,       // anything else (matmul): a kernel call and nothing more
+};
+
+std::string_view op_kind_name(OpKind kind);
+
+// Shape and dtype rules. They throw wok::ShapeError / wok::DTypeError with a
+// short reason; the caller adds the op name, shapes and dtypes.
+using ShapeFn = std::function<std::vector<Shape>(std::span<const Shape> inputs, const Attrs& attrs)>;
+using DTypeFn = std::function<std::vector<DType>(std::span<const DType> inputs, const Attrs& attrs)>;
+// Builds the formula for the dtypes in `b` (see runtime/scalar_formula.h).
+using FormulaFn = std::function<void(FormulaBuilder& b)>;
+
+struct OpDef {
+  std::string name;
+  std::vector<std::string> inputs;         // input names, for messages
+  bool variadic_inputs = false;            // the last input repeats one or more times (concat)
+  std::vector<std::string> outputs = {"out"};
+  std::vector<AttrSpec> attrs;
+  OpKind kind = OpKind::kOpaque;
+  ShapeFn infer_shape;                     // required
+  DTypeFn infer_dtype;                     // required
+  FormulaFn formula;                       // elementwise ops
+  // The output is input 0's buffer, unchanged (reshape of a contiguous
+  // tensor); the kernel is not called.
+  bool output_aliases_input = false;
+  std::string doc;
+};
+
+// Shape rule of elementwise ops: NumPy broadcasting of all inputs.
+std::vector<Shape> broadcast_all_inputs(std::span<const Shape> inputs, const Attrs& attrs);
+
+}  // namespace wok

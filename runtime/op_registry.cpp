@@ -1,0 +1,112 @@
+#include "wok/runtime/op_registry.h"
+
+#include <algorithm>
+
+#include "wok/runtime/error.h"
+
+namespace wok {
+
+namespace {
+std::string device_list(const std::vector<DeviceType>& devices) {
+  if (devices.empty()) return "none";
+  std::string s;
+  for (DeviceType d : devices) s += (s.empty() ? "" : ", ") + std::string(device_type_name(d));
+  return s;
+}
+}  // namespace
+
+const KernelFn& RegisteredOp::kernel_or_throw(Device device) const {
+  if (const KernelFn* k = kernel(device.type)) return *k;
+  throw RegistryError("op '" + name() + "' has no kernel for device " + device.str() +
+                      "; kernels exist for: " + device_list(kernel_devices()));
+}
+
+std::vector<DeviceType> RegisteredOp::kernel_devices() const {
+  std::vector<DeviceType> out;
+  for (int i = 0; i < kNumDeviceTypes; ++i)
+    if (kernels_[i].load(std::memory_order_acquire)) out.push_back(static_cast<DeviceType>(i));
+  return out;
+}
+
+int RegisteredOp::attr_index(std::string_view name) const {
+  for (size_t i = 0; i < def_.attrs.size(); ++i)
+    if (def_.attrs[i].name == name) return static_cast<int>(i);
+  return -1;
+}
+
+OpRegistry& OpRegistry::global() {
+  // Leaked: ops must outlive every tensor, including static ones.
+  static OpRegistry* registry = [] {
+    auto* r = new OpRegistry();
+    register_builtin_ops(*r);
+    register_builtin_cpu_kernels(*r);
+    return r;
+  }();
+  return *registry;
+}
+
+const RegisteredOp& OpRegistry::add(OpDef def) {
+  if (def.name.empty()) throw RegistryError("cannot register an op with an empty name");
+  if (!def.infer_shape) throw RegistryError("op '" + def.name + "' has no shape-inference function");
+  if (!def.infer_dtype) throw RegistryError("op '" + def.name + "' has no dtype-inference function");
+  if (def.outputs.empty()) throw RegistryError("op '" + def.name + "' declares no outputs");
+  std::lock_guard lock(mu_);
+  auto [it, inserted] = ops_.try_emplace(def.name, nullptr);
+  if (!inserted) throw RegistryError("op '" + def.name + "' is already registered");
+  it->second = std::make_unique<RegisteredOp>(std::move(def));
+  return *it->second;
+}
+
+void OpRegistry::add_kernel(std::string_view op, DeviceType device, KernelFn fn) {
+  if (!fn) throw RegistryError("empty kernel for op '" + std::string(op) + "'");
+  std::lock_guard lock(mu_);
+  auto it = ops_.find(std::string(op));
+  if (it == ops_.end())
+    throw RegistryError("cannot register a " + std::string(device_type_name(device)) + " kernel for unknown op '" +
+                        std::string(op) + "': register the op first");
+  auto& slot = it->second->kernels_[static_cast<int>(device)];
+  if (slot.load())
+    throw RegistryError("a kernel for op '" + std::string(op) + "' on " + std::string(device_type_name(device)) +
+                        " is already registered");
+  kernels_.push_back(std::make_unique<KernelFn>(std::move(fn)));
+  slot.store(kernels_.back().get(), std::memory_order_release);
+}
+
+const RegisteredOp* OpRegistry::find(std::string_view name) const {
+  std::lock_guard lock(mu_);
+  auto it = ops_.find(std::string(name));
+  return it == ops_.end() ? nullptr : it->second.get();
+}
+
+const RegisteredOp& OpRegistry::get(std::string_view name) const {
+  if (const RegisteredOp* op = find(name)) return *op;
+  // Suggest names that share a prefix or differ only in case: the usual typos.
+  std::string lower(name);
+  std::transform(lower.begin(), lower.end(), lower.begin(), ::tolower);
+  std::string hint;
+  for (const std::string& n : names()) {
+    std::string nl = n;
+    std::transform(nl.begin(), nl.end(), nl.begin(), ::tolower);
+    if (nl == lower || (lower.size() >= 3 && nl.rfind(lower.substr(0, 3), 0) == 0))
+      hint += (hint.empty() ? "" : ", ") + n;
+  }
+  throw RegistryError("unknown op '" + std::string(name) + "'" + (hint.empty() ? "" : " (did you mean: " + hint + "?)"));
+}
+
+std::vector<std::string> OpRegistry::names() const {
+  std::lock_guard lock(mu_);
+  std::vector<std::string> out;
+  for (const auto& [name, op] : ops_) out.push_back(name);
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+const RegisteredOp& register_op(OpDef def) { return OpRegistry::global().add(std::move(def)); }
+
+void register_kernel(std::string_view op, DeviceType device, KernelFn fn) {
+  OpRegistry::global().add_kernel(op, device, std::move(fn));
+}
+
+const RegisteredOp& get_op(std::string_view name) { return OpRegistry::global().get(name); }
+
+}  // namespace wok

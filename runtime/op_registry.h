@@ -1,0 +1,83 @@
+// The operator registry and the per-device kernel registry beside it.
+//
+// Ops are registered once by name; kernels separately per (op, device type).
+// Built-in ops and CPU kernels are registered by register_builtin_ops() when
+// the registry is first used: wok is a static library, and self-registering
+// static objects in files nobody references would be dropped by the linker.
+#pragma once
+
+#include <array>
+#include <atomic>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include "wok/runtime/device.h"
+#include "wok/runtime/kernel.h"
+#include "wok/runtime/op_def.h"
+
+namespace wok {
+
+class RegisteredOp {
+ public:
+  explicit RegisteredOp(OpDef def) : def_(std::move(def)) {}
+
+  const OpDef& def() const { return def_; }
+  const std::string& name() const { return def_.name; }
+  bool is_elementwise() const { return def_.kind == OpKind::kElementwise; }
+
+  // nullptr when no kernel is registered for that device type.
+  const KernelFn* kernel(DeviceType device) const {
+    return kernels_[static_cast<int>(device)].load(std::memory_order_acquire);
+  }
+  // The kernel for `device`, or a RegistryError naming the op, the device
+  // and the devices that do have kernels.
+  const KernelFn& kernel_or_throw(Device device) const;
+  std::vector<DeviceType> kernel_devices() const;
+  int attr_index(std::string_view name) const;  // -1 if none
+
+ private:
+  friend class OpRegistry;
+  OpDef def_;
+  // Written once under the registry's lock, read without it.
+  std::array<std::atomic<const KernelFn*>, kNumDeviceTypes> kernels_{};
+};
+
+class OpRegistry {
+ public:
+  // The process-wide registry, with the built-in ops and kernels in it.
+  static OpRegistry& global();
+
+  // Throws RegistryError if an op of that name exists or the def is
+  // incomplete (no shape or dtype rule, elementwise without formula ok).
+  const RegisteredOp& add(OpDef def);
+  // Throws RegistryError for an unknown op or a second kernel for the same
+  // (op, device type).
+  void add_kernel(std::string_view op, DeviceType device, KernelFn fn);
+
+  const RegisteredOp* find(std::string_view name) const;
+  const RegisteredOp& get(std::string_view name) const;  // throws RegistryError
+  std::vector<std::string> names() const;
+
+ private:
+  OpRegistry() = default;
+
+  mutable std::mutex mu_;
+  std::unordered_map<std::string, std::unique_ptr<RegisteredOp>> ops_;
+  std::vector<std::unique_ptr<KernelFn>> kernels_;  // owned here, never freed
+};
+
+// Registers the built-in ops and their CPU kernels (runtime/ops/*.cpp,
+// runtime/kernels/cpu/*.cpp). Called once, by OpRegistry::global().
+void register_builtin_ops(OpRegistry& registry);
+void register_builtin_cpu_kernels(OpRegistry& registry);
+
+// Public shorthands on the global registry.
+const RegisteredOp& register_op(OpDef def);
+void register_kernel(std::string_view op, DeviceType device, KernelFn fn);
+const RegisteredOp& get_op(std::string_view name);
+
+}  // namespace wok

@@ -1,0 +1,21 @@
+#include "wok/runtime/op_registry.h"
+
+namespace wok {
+
+namespace ops {
+void register_elementwise_ops(OpRegistry& r);
+void register_reduction_ops(OpRegistry& r);
+void register_movement_ops(OpRegistry& r);
+void register_linalg_ops(OpRegistry& r);
+void register_creation_ops(OpRegistry& r);
+}  // namespace ops
+
+void register_builtin_ops(OpRegistry& registry) {
+  ops::register_elementwise_ops(registry);
+  ops::register_reduction_ops(registry);
+  ops::register_movement_ops(registry);
+  ops::register_linalg_ops(registry);
+  ops::register_creation_ops(registry);
+}
+
+}  // namespace wok

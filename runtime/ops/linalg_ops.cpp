@@ -1,0 +1,53 @@
+// Matrix multiplication, 2-D and batched with broadcast batch dims.
+#include "wok/runtime/op_registry.h"
+#include "wok/runtime/ops/op_rules.h"
+
+namespace wok::ops {
+
+void register_linalg_ops(OpRegistry& r) {
+  OpDef def;
+  def.name = "matmul";
+  def.inputs = {"a", "b"};
+  def.kind = OpKind::kOpaque;
+  def.infer_shape = [](std::span<const Shape> in, const Attrs&) {
+    const Shape& a = in[0];
+    const Shape& b = in[1];
+    if (a.size() < 2 || b.size() < 2) throw ShapeError("matmul needs inputs of rank 2 or more");
+    int64_t k = a[a.size() - 1];
+    if (b[b.size() - 2] != k)
+      throw ShapeError("inner dimensions differ: " + std::to_string(k) + " vs " + std::to_string(b[b.size() - 2]));
+    Shape batch_a(a.begin(), a.end() - 2);
+    Shape batch_b(b.begin(), b.end() - 2);
+    std::optional<Shape> batch = broadcast_shapes(batch_a, batch_b);
+    if (!batch) throw ShapeError("batch dimensions cannot be broadcast together");
+    Shape out = *batch;
+    out.push_back(a[a.size() - 2]);
+    out.push_back(b[b.size() - 1]);
+    return std::vector<Shape>{out};
+  };
+  def.infer_dtype = [](std::span<const DType> in, const Attrs&) {
+    DType t = common_dtype(in);
+    require_not_bool(t, "matmul");
+    return one(t);
+  };
+  def.doc = "a @ b over the last two dims";
+  r.add(std::move(def));
+}
+
+void register_creation_ops(OpRegistry& r) {
+  OpDef def;
+  def.name = "full";
+  def.attrs = {{"value", AttrType::kScalar, std::nullopt}, {"shape", AttrType::kInts, Shape{}}};
+  def.kind = OpKind::kCreation;
+  def.infer_shape = [](std::span<const Shape>, const Attrs& a) {
+    const Shape& s = a.get_ints("shape");
+    for (int64_t d : s)
+      if (d < 0) throw ShapeError("shape " + shape_str(s) + " has a negative dimension");
+    return std::vector<Shape>{s};
+  };
+  def.infer_dtype = [](std::span<const DType>, const Attrs& a) { return one(a.get_scalar("value").dtype()); };
+  def.doc = "a tensor filled with one value (scalar constants in expressions are 0-d fulls)";
+  r.add(std::move(def));
+}
+
+}  // namespace wok::ops

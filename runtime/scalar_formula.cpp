@@ -1,0 +1,256 @@
+#include "wok/runtime/scalar_formula.h"
+
+#include <sstream>
+
+#include "wok/runtime/error.h"
+
+namespace wok {
+
+std::string_view scalar_op_name(ScalarOp op) {
+  switch (op) {
+    case ScalarOp::kInput: return "input";
+    case ScalarOp::kConst: return "const";
+    case ScalarOp::kCast: return "cast";
+    case ScalarOp::kNeg: return "neg";
+    case ScalarOp::kAbs: return "abs";
+    case ScalarOp::kSqrt: return "sqrt";
+    case ScalarOp::kExp: return "exp";
+    case ScalarOp::kLog: return "log";
+    case ScalarOp::kSin: return "sin";
+    case ScalarOp::kCos: return "cos";
+    case ScalarOp::kTanh: return "tanh";
+    case ScalarOp::kErf: return "erf";
+    case ScalarOp::kFloor: return "floor";
+    case ScalarOp::kCeil: return "ceil";
+    case ScalarOp::kRound: return "round";
+    case ScalarOp::kNot: return "not";
+    case ScalarOp::kAdd: return "add";
+    case ScalarOp::kSub: return "sub";
+    case ScalarOp::kMul: return "mul";
+    case ScalarOp::kDiv: return "div";
+    case ScalarOp::kMax: return "max";
+    case ScalarOp::kMin: return "min";
+    case ScalarOp::kPow: return "pow";
+    case ScalarOp::kEq: return "eq";
+    case ScalarOp::kNe: return "ne";
+    case ScalarOp::kLt: return "lt";
+    case ScalarOp::kLe: return "le";
+    case ScalarOp::kGt: return "gt";
+    case ScalarOp::kGe: return "ge";
+    case ScalarOp::kAnd: return "and";
+    case ScalarOp::kOr: return "or";
+    case ScalarOp::kSelect: return "select";
+  }
+  return "?";
+}
+
+int scalar_op_arity(ScalarOp op) {
+  if (op == ScalarOp::kInput || op == ScalarOp::kConst) return 0;
+  if (op == ScalarOp::kSelect) return 3;
+  if (op >= ScalarOp::kAdd) return 2;
+  return 1;
+}
+
+std::string ScalarProgram::str() const {
+  std::ostringstream out;
+  for (size_t i = 0; i < instrs.size(); ++i) {
+    const ScalarInstr& in = instrs[i];
+    out << "  %" << i << ":" << dtype_name(in.dtype) << " = " << scalar_op_name(in.op);
+    if (in.op == ScalarOp::kInput) out << " #" << in.index;
+    if (in.op == ScalarOp::kConst) out << " " << in.constant.str();
+    for (int a = 0; a < scalar_op_arity(in.op); ++a) out << (a ? ", %" : " %") << in.args[a];
+    out << "\n";
+  }
+  out << "  return";
+  for (size_t i = 0; i < outputs.size(); ++i) out << (i ? ", %" : " %") << outputs[i];
+  out << "\n";
+  return out.str();
+}
+
+void ScalarProgram::append_signature(std::string& out) const {
+  for (const ScalarInstr& in : instrs) {
+    out.push_back(static_cast<char>(in.op));
+    out.push_back(static_cast<char>(in.dtype));
+    out.append(reinterpret_cast<const char*>(in.args), sizeof in.args);
+    out.append(reinterpret_cast<const char*>(&in.index), sizeof in.index);
+    if (in.op == ScalarOp::kConst) {
+      if (is_floating(in.constant.dtype())) {
+        double d = in.constant.as_double();
+        out.append(reinterpret_cast<const char*>(&d), sizeof d);
+      } else {
+        int64_t i = in.constant.to<int64_t>();
+        out.append(reinterpret_cast<const char*>(&i), sizeof i);
+      }
+    }
+  }
+  for (int32_t o : outputs) out.append(reinterpret_cast<const char*>(&o), sizeof o);
+}
+
+DType Expr::dtype() const { return builder_->instr(id_).dtype; }
+
+FormulaBuilder::FormulaBuilder(std::span<const DType> input_dtypes, std::span<const DType> output_dtypes,
+                               const Attrs& attrs)
+    : input_dtypes_(input_dtypes.begin(), input_dtypes.end()),
+      output_dtypes_(output_dtypes.begin(), output_dtypes.end()),
+      attrs_(attrs) {
+  program_.outputs.assign(output_dtypes_.size(), -1);
+}
+
+int32_t FormulaBuilder::push(ScalarInstr in) {
+  program_.instrs.push_back(in);
+  return static_cast<int32_t>(program_.instrs.size() - 1);
+}
+
+Expr FormulaBuilder::input(int i) {
+  if (i < 0 || i >= static_cast<int>(input_dtypes_.size()))
+    throw ArgumentError("formula reads input " + std::to_string(i) + " of an op with " +
+                        std::to_string(input_dtypes_.size()) + " inputs");
+  ScalarInstr in{ScalarOp::kInput, input_dtypes_[i]};
+  in.index = i;
+  return Expr(this, push(in));
+}
+
+Expr FormulaBuilder::constant(Scalar value) {
+  ScalarInstr in{ScalarOp::kConst, value.dtype()};
+  in.constant = value;
+  return Expr(this, push(in));
+}
+
+Expr FormulaBuilder::weak_constant(double value, DType like) {
+  // A plain number adopts the dtype of what it meets; in an integer context
+  // it keeps its fraction only if the other side is floating.
+  return constant(Scalar(value).cast(like));
+}
+
+Expr FormulaBuilder::attr(std::string_view name, DType like) {
+  const AttrValue& v = attrs_.at(name);
+  if (const double* d = std::get_if<double>(&v)) return weak_constant(*d, like);
+  if (const int64_t* i = std::get_if<int64_t>(&v)) return constant(Scalar(*i).cast(like));
+  if (const Scalar* s = std::get_if<Scalar>(&v)) return constant(s->cast(like));
+  if (const bool* b = std::get_if<bool>(&v)) return constant(Scalar(*b).cast(like));
+  throw ArgumentError("formula uses attribute '" + std::string(name) + "', which is not numeric");
+}
+
+Expr FormulaBuilder::cast(Expr a, DType to) {
+  if (a.dtype() == to) return a;
+  ScalarInstr in{ScalarOp::kCast, to};
+  in.args[0] = a.id();
+  return Expr(this, push(in));
+}
+
+Expr FormulaBuilder::unary(ScalarOp op, Expr a) {
+  DType t = a.dtype();
+  switch (op) {
+    case ScalarOp::kSqrt: case ScalarOp::kExp: case ScalarOp::kLog: case ScalarOp::kSin:
+    case ScalarOp::kCos: case ScalarOp::kTanh: case ScalarOp::kErf:
+      t = float_result_type(t);
+      a = cast(a, t);
+      break;
+    case ScalarOp::kNot:
+      a = cast(a, DType::kBool);
+      t = DType::kBool;
+      break;
+    case ScalarOp::kFloor: case ScalarOp::kCeil: case ScalarOp::kRound:
+      if (!is_floating(t)) return a;  // integers are already whole
+      break;
+    default:
+      break;
+  }
+  ScalarInstr in{op, t};
+  in.args[0] = a.id();
+  return Expr(this, push(in));
+}
+
+Expr FormulaBuilder::binary(ScalarOp op, Expr a, Expr b) {
+  DType t = promote_types(a.dtype(), b.dtype());
+  if (op == ScalarOp::kAnd || op == ScalarOp::kOr) t = DType::kBool;
+  if (op == ScalarOp::kDiv) t = float_result_type(t);
+  if (t == DType::kBool && (op == ScalarOp::kAdd || op == ScalarOp::kSub || op == ScalarOp::kMul ||
+                            op == ScalarOp::kPow))
+    t = DType::kInt32;
+  a = cast(a, t);
+  b = cast(b, t);
+  bool compare = op >= ScalarOp::kEq && op <= ScalarOp::kGe;
+  ScalarInstr in{op, compare ? DType::kBool : t};
+  in.args[0] = a.id();
+  in.args[1] = b.id();
+  return Expr(this, push(in));
+}
+
+Expr FormulaBuilder::select(Expr cond, Expr a, Expr b) {
+  DType t = promote_types(a.dtype(), b.dtype());
+  cond = cast(cond, DType::kBool);
+  a = cast(a, t);
+  b = cast(b, t);
+  ScalarInstr in{ScalarOp::kSelect, t};
+  in.args[0] = cond.id();
+  in.args[1] = a.id();
+  in.args[2] = b.id();
+  return Expr(this, push(in));
+}
+
+void FormulaBuilder::output(int i, Expr e) {
+  if (i < 0 || i >= static_cast<int>(output_dtypes_.size()))
+    throw ArgumentError("formula sets output " + std::to_string(i) + " of an op with " +
+                        std::to_string(output_dtypes_.size()) + " outputs");
+  program_.outputs[i] = cast(e, output_dtypes_[i]).id();
+}
+
+ScalarProgram FormulaBuilder::finish() {
+  for (size_t i = 0; i < program_.outputs.size(); ++i)
+    if (program_.outputs[i] < 0) throw ArgumentError("formula never sets output " + std::to_string(i));
+  return std::move(program_);
+}
+
+namespace {
+Expr weak(Expr like, double v) { return like.builder()->weak_constant(v, like.dtype()); }
+Expr bin(ScalarOp op, Expr a, Expr b) { return a.builder()->binary(op, a, b); }
+Expr un(ScalarOp op, Expr a) { return a.builder()->unary(op, a); }
+}  // namespace
+
+Expr operator+(Expr a, Expr b) { return bin(ScalarOp::kAdd, a, b); }
+Expr operator-(Expr a, Expr b) { return bin(ScalarOp::kSub, a, b); }
+Expr operator*(Expr a, Expr b) { return bin(ScalarOp::kMul, a, b); }
+Expr operator/(Expr a, Expr b) { return bin(ScalarOp::kDiv, a, b); }
+Expr operator-(Expr a) { return un(ScalarOp::kNeg, a); }
+Expr operator+(Expr a, double b) { return a + weak(a, b); }
+Expr operator+(double a, Expr b) { return weak(b, a) + b; }
+Expr operator-(Expr a, double b) { return a - weak(a, b); }
+Expr operator-(double a, Expr b) { return weak(b, a) - b; }
+Expr operator*(Expr a, double b) { return a * weak(a, b); }
+Expr operator*(double a, Expr b) { return weak(b, a) * b; }
+Expr operator/(Expr a, double b) { return a / weak(a, b); }
+Expr operator/(double a, Expr b) { return weak(b, a) / b; }
+
+namespace fx {
+Expr abs(Expr a) { return un(ScalarOp::kAbs, a); }
+Expr sqrt(Expr a) { return un(ScalarOp::kSqrt, a); }
+Expr exp(Expr a) { return un(ScalarOp::kExp, a); }
+Expr log(Expr a) { return un(ScalarOp::kLog, a); }
+Expr sin(Expr a) { return un(ScalarOp::kSin, a); }
+Expr cos(Expr a) { return un(ScalarOp::kCos, a); }
+Expr tanh(Expr a) { return un(ScalarOp::kTanh, a); }
+Expr erf(Expr a) { return un(ScalarOp::kErf, a); }
+Expr floor(Expr a) { return un(ScalarOp::kFloor, a); }
+Expr ceil(Expr a) { return un(ScalarOp::kCeil, a); }
+Expr round(Expr a) { return un(ScalarOp::kRound, a); }
+Expr logical_not(Expr a) { return un(ScalarOp::kNot, a); }
+Expr maximum(Expr a, Expr b) { return bin(ScalarOp::kMax, a, b); }
+Expr minimum(Expr a, Expr b) { return bin(ScalarOp::kMin, a, b); }
+Expr maximum(Expr a, double b) { return maximum(a, weak(a, b)); }
+Expr minimum(Expr a, double b) { return minimum(a, weak(a, b)); }
+Expr pow(Expr a, Expr b) { return bin(ScalarOp::kPow, a, b); }
+Expr eq(Expr a, Expr b) { return bin(ScalarOp::kEq, a, b); }
+Expr ne(Expr a, Expr b) { return bin(ScalarOp::kNe, a, b); }
+Expr lt(Expr a, Expr b) { return bin(ScalarOp::kLt, a, b); }
+Expr le(Expr a, Expr b) { return bin(ScalarOp::kLe, a, b); }
+Expr gt(Expr a, Expr b) { return bin(ScalarOp::kGt, a, b); }
+Expr ge(Expr a, Expr b) { return bin(ScalarOp::kGe, a, b); }
+Expr gt(Expr a, double b) { return gt(a, weak(a, b)); }
+Expr logical_and(Expr a, Expr b) { return bin(ScalarOp::kAnd, a, b); }
+Expr logical_or(Expr a, Expr b) { return bin(ScalarOp::kOr, a, b); }
+Expr where(Expr c, Expr a, Expr b) { return c.builder()->select(c, a, b); }
+Expr cast(Expr a, DType to) { return a.builder()->cast(a, to); }
+}  // namespace fx
+
+}  // namespace wok

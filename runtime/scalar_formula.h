@@ -1,0 +1,151 @@
+// The scalar formula of an elementwise op: what one output element is, as a
+// small typed expression over the op's input elements. It is part of the
+// op's description (the recipe), written once, and it is what the JIT
+// compiles; see Note [One formula per op] in runtime/op_def.h.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "wok/runtime/attrs.h"
+#include "wok/runtime/dtype.h"
+#include "wok/runtime/scalar.h"
+
+namespace wok {
+
+// The primitive set every elementwise backend implements. Everything else
+// (sigmoid, gelu, silu, rsqrt, clamp, ...) is written in terms of these.
+enum class ScalarOp : uint8_t {
+  kInput,  // element of input `index`
+  kConst,  // a constant
+  kCast,   // to the instruction's dtype
+  // unary
+  kNeg, kAbs, kSqrt, kExp, kLog, kSin, kCos, kTanh, kErf, kFloor, kCeil, kRound, kNot,
+  // binary
+  kAdd, kSub, kMul, kDiv, kMax, kMin, kPow,
+  kEq, kNe, kLt, kLe, kGt, kGe, kAnd, kOr,
+  // ternary: a ? b : c
+  kSelect,
+};
+
+std::string_view scalar_op_name(ScalarOp op);
+int scalar_op_arity(ScalarOp op);  // 0 for kInput/kConst
+
+struct ScalarInstr {
+  ScalarInstr(ScalarOp op, DType dtype) : op(op), dtype(dtype) {}
+
+  ScalarOp op;
+  DType dtype;           // of the result
+  int32_t args[3] = {-1, -1, -1};
+  int32_t index = -1;    // kInput: which input
+  Scalar constant;       // kConst
+};
+
+// Straight-line SSA program: instruction i may use results of j < i.
+struct ScalarProgram {
+  std::vector<ScalarInstr> instrs;
+  std::vector<int32_t> outputs;  // one per op output
+
+  std::string str() const;              // readable listing
+  void append_signature(std::string& out) const;
+};
+
+class FormulaBuilder;
+
+// A value inside a formula being built; combine with the operators below.
+class Expr {
+ public:
+  Expr() = default;
+  Expr(FormulaBuilder* b, int32_t id) : builder_(b), id_(id) {}
+  int32_t id() const { return id_; }
+  FormulaBuilder* builder() const { return builder_; }
+  DType dtype() const;
+
+ private:
+  FormulaBuilder* builder_ = nullptr;
+  int32_t id_ = -1;
+};
+
+// Builds a ScalarProgram for concrete input dtypes. Binary operations promote
+// their operands like the tensor ops do; plain numbers (`x * 0.5`) are weakly
+// typed and take the other operand's dtype.
+class FormulaBuilder {
+ public:
+  FormulaBuilder(std::span<const DType> input_dtypes, std::span<const DType> output_dtypes, const Attrs& attrs);
+
+  Expr input(int i);
+  Expr constant(Scalar value);             // strongly typed
+  Expr weak_constant(double value, DType like);
+  Expr attr(std::string_view name, DType like);  // a numeric attribute as a constant
+  const Attrs& attrs() const { return attrs_; }
+  DType output_dtype(int i) const { return output_dtypes_[i]; }
+
+  Expr unary(ScalarOp op, Expr a);
+  Expr binary(ScalarOp op, Expr a, Expr b);
+  Expr select(Expr cond, Expr a, Expr b);
+  Expr cast(Expr a, DType to);
+
+  // Sets output i; casts to the op's declared output dtype.
+  void output(int i, Expr e);
+
+  ScalarProgram finish();
+  const ScalarInstr& instr(int32_t id) const { return program_.instrs[id]; }
+
+ private:
+  int32_t push(ScalarInstr in);
+
+  std::vector<DType> input_dtypes_;
+  std::vector<DType> output_dtypes_;
+  const Attrs& attrs_;
+  ScalarProgram program_;
+};
+
+// Arithmetic on Exprs; numbers on either side are weak constants.
+Expr operator+(Expr a, Expr b);
+Expr operator-(Expr a, Expr b);
+Expr operator*(Expr a, Expr b);
+Expr operator/(Expr a, Expr b);
+Expr operator-(Expr a);
+Expr operator+(Expr a, double b);
+Expr operator+(double a, Expr b);
+Expr operator-(Expr a, double b);
+Expr operator-(double a, Expr b);
+Expr operator*(Expr a, double b);
+Expr operator*(double a, Expr b);
+Expr operator/(Expr a, double b);
+Expr operator/(double a, Expr b);
+
+namespace fx {  // formula functions, named after the tensor functions
+Expr abs(Expr a);
+Expr sqrt(Expr a);
+Expr exp(Expr a);
+Expr log(Expr a);
+Expr sin(Expr a);
+Expr cos(Expr a);
+Expr tanh(Expr a);
+Expr erf(Expr a);
+Expr floor(Expr a);
+Expr ceil(Expr a);
+Expr round(Expr a);
+Expr logical_not(Expr a);
+Expr maximum(Expr a, Expr b);
+Expr minimum(Expr a, Expr b);
+Expr maximum(Expr a, double b);
+Expr minimum(Expr a, double b);
+Expr pow(Expr a, Expr b);
+Expr eq(Expr a, Expr b);
+Expr ne(Expr a, Expr b);
+Expr lt(Expr a, Expr b);
+Expr le(Expr a, Expr b);
+Expr gt(Expr a, Expr b);
+Expr ge(Expr a, Expr b);
+Expr gt(Expr a, double b);
+Expr logical_and(Expr a, Expr b);
+Expr logical_or(Expr a, Expr b);
+Expr where(Expr c, Expr a, Expr b);
+Expr cast(Expr a, DType to);
+}  // namespace fx
+
+}  // namespace wok

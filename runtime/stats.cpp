@@ -1,0 +1,69 @@
+#include "wok/runtime/stats.h"
+
+#include <sstream>
+
+namespace wok {
+
+std::string_view eval_reason_name(EvalReason r) {
+  switch (r) {
+    case EvalReason::kDataRead: return "data read";
+    case EvalReason::kEvalCall: return "eval call";
+    case EvalReason::kNodeLimit: return "node limit";
+    case EvalReason::kByteLimit: return "byte limit";
+  }
+  return "?";
+}
+
+namespace detail {
+StatCounters& counters() {
+  static StatCounters* c = new StatCounters();
+  return *c;
+}
+}  // namespace detail
+
+RuntimeStats stats() {
+  auto& c = detail::counters();
+  RuntimeStats s;
+  s.evaluations = c.evaluations.load();
+  for (int i = 0; i < kNumEvalReasons; ++i) s.evaluations_by_reason[i] = c.evaluations_by_reason[i].load();
+  s.nodes_evaluated = c.nodes_evaluated.load();
+  s.kernel_launches = c.kernel_launches.load();
+  s.kernels_compiled = c.kernels_compiled.load();
+  s.cache_hits = c.cache_hits.load();
+  s.cache_misses = c.cache_misses.load();
+  s.plan_cache_hits = c.plan_cache_hits.load();
+  s.plan_cache_misses = c.plan_cache_misses.load();
+  s.compile_ms = static_cast<double>(c.compile_ns.load()) / 1e6;
+  return s;
+}
+
+void reset_stats() {
+  auto& c = detail::counters();
+  c.evaluations = 0;
+  for (auto& r : c.evaluations_by_reason) r = 0;
+  c.nodes_evaluated = 0;
+  c.kernel_launches = 0;
+  c.kernels_compiled = 0;
+  c.cache_hits = 0;
+  c.cache_misses = 0;
+  c.plan_cache_hits = 0;
+  c.plan_cache_misses = 0;
+  c.compile_ns = 0;
+}
+
+std::string RuntimeStats::str() const {
+  std::ostringstream out;
+  out << "evaluations        " << evaluations << " (";
+  for (int i = 0; i < kNumEvalReasons; ++i)
+    out << (i ? ", " : "") << eval_reason_name(static_cast<EvalReason>(i)) << ": " << evaluations_by_reason[i];
+  out << ")\n"
+      << "nodes evaluated    " << nodes_evaluated << "\n"
+      << "kernel launches    " << kernel_launches << "\n"
+      << "kernels compiled   " << kernels_compiled << "\n"
+      << "kernel cache       " << cache_hits << " hits, " << cache_misses << " misses\n"
+      << "plan cache         " << plan_cache_hits << " hits, " << plan_cache_misses << " misses\n"
+      << "compile time       " << compile_ms << " ms\n";
+  return out.str();
+}
+
+}  // namespace wok

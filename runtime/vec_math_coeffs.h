@@ -1,0 +1,108 @@
+// Constants of wok's vector math: the range reductions and polynomials that
+// the precompiled kernels (runtime/kernels/cpu/vec_math.h) evaluate in C++
+// and the JIT emits as machine code. Both read them from here, so the two
+// paths compute the same thing (Note [One formula per op]).
+//
+// Polynomials are in Horner order, highest degree first unless noted.
+#pragma once
+
+namespace wok::vmc {
+
+// ---- exp, expm1 ---------------------------------------------------------------
+// x = n ln2 + r, |r| <= ln2/2; e^r - 1 = r + r^2 * P(r). ln2 is split so that
+// n * kLn2Hi is exact for the n that occur.
+inline constexpr float kLog2eF = 1.44269504088896341f;
+inline constexpr float kLn2HiF = 0.693145751953125f;
+inline constexpr float kLn2LoF = 1.428606765330187045e-06f;
+// Taylor coefficients 1/k! for k = 7..2 (P has degree 5 for float).
+inline constexpr float kExpPolyF[] = {1.0f / 5040, 1.0f / 720, 1.0f / 120, 1.0f / 24, 1.0f / 6, 0.5f};
+// Inputs are clamped to [kExpMinF, kExpMaxF]: below, e^x rounds to 0; above, to inf.
+inline constexpr float kExpMinF = -104.0f;
+inline constexpr float kExpMaxF = 89.0f;
+
+inline constexpr double kLog2eD = 1.4426950408889634074;
+inline constexpr double kLn2HiD = 6.93147180369123816490e-01;
+inline constexpr double kLn2LoD = 1.90821492927058770002e-10;
+// 1/k! for k = 13..2.
+inline constexpr double kExpPolyD[] = {1.0 / 6227020800.0, 1.0 / 479001600.0, 1.0 / 39916800.0, 1.0 / 3628800.0,
+                                       1.0 / 362880.0,     1.0 / 40320.0,     1.0 / 5040.0,     1.0 / 720.0,
+                                       1.0 / 120.0,        1.0 / 24.0,        1.0 / 6.0,        0.5};
+inline constexpr double kExpMinD = -746.0;
+inline constexpr double kExpMaxD = 710.0;
+
+// Adding then subtracting 1.5 * 2^mantissa_bits rounds to the nearest
+// integer (ties to even) and leaves that integer in the low mantissa bits.
+inline constexpr float kRoundMagicF = 12582912.0f;              // 1.5 * 2^23
+inline constexpr double kRoundMagicD = 6755399441055744.0;      // 1.5 * 2^52
+
+// ---- log ----------------------------------------------------------------------
+// x = 2^e m, m in [sqrt(1/2), sqrt(2)); f = m - 1, s = f / (2 + f), z = s^2;
+// log(1 + f) = f - hf + s (hf + R(z)), hf = f^2 / 2, R(z) = z * Q(z) with
+// Q's Taylor coefficients 2/(2k+1), highest first.
+inline constexpr float kLogPolyF[] = {2.0f / 11, 2.0f / 9, 2.0f / 7, 2.0f / 5, 2.0f / 3};
+inline constexpr double kLogPolyD[] = {2.0 / 23, 2.0 / 21, 2.0 / 19, 2.0 / 17, 2.0 / 15, 2.0 / 13,
+                                       2.0 / 11, 2.0 / 9,  2.0 / 7,  2.0 / 5,  2.0 / 3};
+inline constexpr double kSqrt2 = 1.41421356237309504880;
+
+// ---- sin, cos (float32 is computed in double) ------------------------------------
+// x = n pi/2 + r, |r| <= pi/4. pi/2 is split into parts of 33 significant
+// bits, so n * part is exact for |n| < 2^20 and the first two subtractions
+// lose nothing (Cody and Waite); beyond that the reduction degrades.
+inline constexpr double kTwoOverPi = 0.63661977236758134308;
+inline constexpr double kPio2Hi = 1.5707963267341256;
+inline constexpr double kPio2Mid = 6.077100506303966e-11;
+inline constexpr double kPio2Lo = 2.0222662487959506e-21;
+// sin r = r + r^3 S(r^2): S's Taylor coefficients (-1)^k/(2k+1)!, k = 9..1.
+inline constexpr double kSinPoly[] = {1.0 / 121645100408832000.0, -1.0 / 355687428096000.0, 1.0 / 1307674368000.0,
+                                      -1.0 / 6227020800.0,       1.0 / 39916800.0,        -1.0 / 362880.0,
+                                      1.0 / 5040.0,              -1.0 / 120.0,            -1.0 / 6.0};
+// cos r = 1 - r^2/2 + r^4 C(r^2): C's coefficients (-1)^k/(2k)!, k = 9..2.
+inline constexpr double kCosPoly[] = {-1.0 / 6402373705728000.0, 1.0 / 20922789888000.0, -1.0 / 87178291200.0,
+                                      1.0 / 479001600.0,         -1.0 / 3628800.0,       1.0 / 40320.0,
+                                      -1.0 / 720.0,              1.0 / 24.0};
+
+// ---- tanh ----------------------------------------------------------------------
+// tanh |x| = em / (em + 2), em = expm1(2|x|); 1 beyond kTanhOne.
+inline constexpr float kTanhOneF = 9.1f;
+inline constexpr double kTanhOneD = 19.1;
+
+// ---- erf -----------------------------------------------------------------------
+// |x| < kErfSmall: erf x = x P(x^2), Taylor coefficients 2/sqrt(pi) (-1)^n/(n!(2n+1)),
+// highest degree first.
+inline constexpr double kErfSmall = 0.9;
+inline constexpr float kErfTaylorF[] = {
+    1.48071928158792172395e-8f, -1.63658446912349243174e-7f, 1.64621143658892474016e-6f,
+    -1.49256503584062509775e-5f, 1.2055332981789664251e-4f,   -8.54832702345085283255e-4f,
+    5.22397762544218784211e-3f,  -2.68661706451312517594e-2f, 0.11283791670955125739f,
+    -0.376126389031837524632f,   1.1283791670955125739f};
+inline constexpr double kErfTaylorD[] = {
+    -9.0639708428086724792e-17, 1.63426140953671518943e-15, -2.7835162072109213549e-14,
+    4.46322426328647734493e-13, -6.71136685516411037793e-12, 9.42275906465041097062e-11,
+    -1.2290555301717927353e-9,  1.48071928158792172395e-8,   -1.63658446912349243174e-7,
+    1.64621143658892474016e-6,  -1.49256503584062509775e-5,  1.2055332981789664251e-4,
+    -8.54832702345085283255e-4, 5.22397762544218784211e-3,   -2.68661706451312517594e-2,
+    0.11283791670955125739,     -0.376126389031837524632,    1.1283791670955125739};
+// kErfSmall <= |x| < kErfOne: erf x = 1 - e^(-x^2) G(u), u = (1/(1+|x|) - mid) * scale,
+// G fitted (least squares on Chebyshev nodes, relative error) over [0.9, kErfOne];
+// highest degree first.
+inline constexpr float kErfOneF = 4.0f;
+inline constexpr float kErfcMidF = 0.36315789473684210526f;
+inline constexpr float kErfcScaleF = 6.129032258064516129f;
+inline constexpr float kErfcPolyF[] = {-3.3294851751098828512e-8f, 4.8274325507339564023e-7f,
+                                       -1.4710511847799092518e-6f, -5.0896445975273281251e-6f,
+                                       6.3273964378142223267e-5f,  -1.3094425750523411192e-4f,
+                                       -1.8322772196568908847e-3f, 0.012402691948667619863f,
+                                       0.16153660446290077555f,    0.28449841371619815546f};
+inline constexpr double kErfOneD = 6.0;
+inline constexpr double kErfcMidD = 0.33458646616541353383;
+inline constexpr double kErfcScaleD = 5.2156862745098039216;
+inline constexpr double kErfcPolyD[] = {
+    1.1998894113311348529e-13,  -1.0806764686772605203e-11, 3.760492816096876963e-11,
+    -2.198228199153275717e-12,  -3.3195728750321108721e-10, 1.308130852696944317e-9,
+    -2.030431936653863877e-9,   -5.8380534747652817525e-9,  4.7730212217605018579e-8,
+    -1.2596833225019069644e-7,  -9.6964920376968861923e-8,  2.1045218181159528272e-6,
+    -6.8587159282630095695e-6,  -7.5938687771268895056e-6,  1.5135731644411986398e-4,
+    -3.5919800655859007204e-4,  -2.7921410298991059369e-3,  0.018417991393579778531,
+    0.18452523575004505681,     0.2566009360330253822};
+
+}  // namespace wok::vmc
