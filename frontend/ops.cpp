@@ -14,9 +14,13 @@ namespace {
 // Category of a dtype for weak scalar typing: bool < integer < floating.
 int category(DType t) { return is_bool(t) ? 0 : is_integral(t) ? 1 : 2; }
 
+// The dtype a tensor of dtype `other` and a plain number compute in: the
+// tensor's, unless the number is of a higher category (then the number's).
+DType weak_result(Scalar s, DType other) { return category(s.dtype()) <= category(other) ? other : s.dtype(); }
+
 // A 0-d constant for a plain number meeting a tensor of dtype `other`.
 Tensor scalar_operand(Scalar s, DType other, Device device) {
-  DType t = category(s.dtype()) <= category(other) ? other : s.dtype();
+  DType t = weak_result(s, other);
   static const RegisteredOp& full = WOK_BUILTIN_OP("full");
   Tensor c = record1(full, {}, positional_attrs(full, {s.cast(t), Shape{}}));
   return device.is_cpu() ? c : c.to(device);
@@ -96,15 +100,19 @@ Tensor cast(const Tensor& x, DType dtype) {
   return record1(op, {x}, positional_attrs(op, {dtype}));
 }
 
+// With a plain number, the tensor is cast to the weak result dtype first, so
+// int32 * 2.5f computes in float32 rather than promoting int32 with float32.
 #define WOK_DEFINE_BINARY(name)                                                       \
   Tensor name(const Tensor& a, const Tensor& b) { return binary(WOK_BUILTIN_OP(#name), a, b); } \
   Tensor name(const Tensor& a, Scalar b) {                                            \
     if (!a.defined()) return binary(WOK_BUILTIN_OP(#name), a, a);                     \
-    return name(a, scalar_operand(b, a.dtype(), a.device()));                         \
+    Tensor c = scalar_operand(b, a.dtype(), a.device());                              \
+    return name(cast_to(a, c.dtype()), c);                                            \
   }                                                                                   \
   Tensor name(Scalar a, const Tensor& b) {                                            \
     if (!b.defined()) return binary(WOK_BUILTIN_OP(#name), b, b);                     \
-    return name(scalar_operand(a, b.dtype(), b.device()), b);                         \
+    Tensor c = scalar_operand(a, b.dtype(), b.device());                              \
+    return name(c, cast_to(b, c.dtype()));                                            \
   }
 WOK_DEFINE_BINARY(add)
 WOK_DEFINE_BINARY(sub)
@@ -131,11 +139,15 @@ Tensor where(const Tensor& cond, const Tensor& a, const Tensor& b) {
 }
 
 Tensor where(const Tensor& cond, const Tensor& a, Scalar b) {
-  return where(cond, a, a.defined() ? scalar_operand(b, a.dtype(), a.device()) : a);
+  if (!a.defined()) return where(cond, a, a);
+  Tensor c = scalar_operand(b, a.dtype(), a.device());
+  return where(cond, cast_to(a, c.dtype()), c);
 }
 
 Tensor where(const Tensor& cond, Scalar a, const Tensor& b) {
-  return where(cond, b.defined() ? scalar_operand(a, b.dtype(), b.device()) : b, b);
+  if (!b.defined()) return where(cond, b, b);
+  Tensor c = scalar_operand(a, b.dtype(), b.device());
+  return where(cond, c, cast_to(b, c.dtype()));
 }
 
 Tensor clamp(const Tensor& x, std::optional<double> lo, std::optional<double> hi) {
@@ -273,6 +285,13 @@ Tensor matmul(const Tensor& a, const Tensor& b) {
                      std::string(dtype_name(b.dtype())) + shape_str(b.shape()) + ")");
   DType t = promote_types(a.dtype(), b.dtype());
   if (t == DType::kBool) t = DType::kInt32;
+  // 1-D operands are reshaped below; check their inner dimension here, so
+  // the error names the shapes the caller passed.
+  int64_t ka = a.shape().back(), kb = b.ndim() == 1 ? b.shape()[0] : b.shape()[b.ndim() - 2];
+  if (ka != kb)
+    throw ShapeError("wok::matmul: inner dimensions differ: " + std::to_string(ka) + " vs " + std::to_string(kb) +
+                     " (inputs: a " + std::string(dtype_name(a.dtype())) + shape_str(a.shape()) + ", b " +
+                     std::string(dtype_name(b.dtype())) + shape_str(b.shape()) + ")");
   Tensor x = cast_to(a, t), y = cast_to(b, t);
   bool vec_a = x.ndim() == 1, vec_b = y.ndim() == 1;
   if (vec_a) x = reshape(x, {1, x.shape()[0]});

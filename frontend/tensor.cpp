@@ -75,14 +75,24 @@ std::string Tensor::str() const {
   return out.str();
 }
 
-void eval(const std::vector<Tensor>& tensors) {
+namespace {
+std::vector<TensorImplPtr> impls_of(const std::vector<Tensor>& tensors, const char* fn) {
   std::vector<TensorImplPtr> impls;
   impls.reserve(tensors.size());
   for (const Tensor& t : tensors) {
-    if (!t.defined()) throw Error("wok::eval: an undefined tensor was passed");
+    if (!t.defined()) throw Error(std::string(fn) + ": an undefined tensor was passed");
     impls.push_back(t.impl());
   }
-  evaluate(impls, EvalReason::kEvalCall);
+  return impls;
+}
+}  // namespace
+
+void eval(const std::vector<Tensor>& tensors) {
+  evaluate(impls_of(tensors, "wok::eval"), EvalReason::kEvalCall);
+}
+
+void eval_async(const std::vector<Tensor>& tensors) {
+  evaluate(impls_of(tensors, "wok::eval_async"), EvalReason::kEvalCall, /*async=*/true);
 }
 
 }  // namespace wok

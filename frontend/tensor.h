@@ -68,6 +68,9 @@ class Tensor {
 
 // Makes every tensor ready; work shared between them runs once.
 void eval(const std::vector<Tensor>& tensors);
+// Starts evaluating and returns at once; reading a tensor's data (or
+// wok::eval on it) waits for the work, and rethrows its failure.
+void eval_async(const std::vector<Tensor>& tensors);
 
 template <typename T>
 std::vector<T> Tensor::to_vector() const {

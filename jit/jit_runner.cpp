@@ -5,9 +5,31 @@
 
 namespace wok::jit {
 
+namespace {
+// Below this much work, handing lanes to stream threads costs more than
+// running the steps one after another on the caller's thread.
+constexpr int64_t kMultiStreamMinElements = int64_t{1} << 20;
+}  // namespace
+
 std::vector<StoragePtr> JitRunner::run(const Fragment& fragment, std::span<const StoragePtr> input_storage) {
   std::shared_ptr<const Plan> plan = PlanCache::global().get_or_build(fragment, isa_);
-  return replay_plan(*plan, fragment, input_storage);
+  if (plan->lanes == 1 || plan->work_elements < kMultiStreamMinElements)
+    return replay_plan(*plan, fragment, input_storage);
+  // Independent chains run on pooled streams; the caller waits for them.
+  // The fragment outlives the wait, so the job need not own anything.
+  auto job = std::make_shared<FragmentJob>();
+  job->fragment = fragment;
+  auto result = std::make_shared<AsyncResult>();
+  std::vector<StoragePtr> inputs(input_storage.begin(), input_storage.end());
+  auto resolved = std::make_shared<std::vector<StoragePtr>>(inputs);
+  replay_plan_on_streams(plan, job, result, resolved);
+  result->done.wait();
+  return result->outputs;
+}
+
+void JitRunner::run_async(std::shared_ptr<FragmentJob> job, std::shared_ptr<AsyncResult> result) {
+  std::shared_ptr<const Plan> plan = PlanCache::global().get_or_build(job->fragment, isa_);
+  replay_plan_on_streams(plan, job, result, nullptr);
 }
 
 void install_cpu_jit() {

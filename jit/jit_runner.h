@@ -12,6 +12,7 @@ class JitRunner final : public FragmentRunner {
   explicit JitRunner(CpuIsa isa) : isa_(isa) {}
   std::string_view name() const override { return "jit"; }
   std::vector<StoragePtr> run(const Fragment& fragment, std::span<const StoragePtr> input_storage) override;
+  void run_async(std::shared_ptr<FragmentJob> job, std::shared_ptr<AsyncResult> result) override;
 
  private:
   CpuIsa isa_;

@@ -3,9 +3,11 @@
 #include <algorithm>
 #include <map>
 #include <numeric>
+#include <mutex>
 #include <queue>
 
 #include "wok/jit/dump.h"
+#include "wok/jit/graphviz.h"
 #include "wok/jit/passes/passes.h"
 #include "wok/runtime/error.h"
 #include "wok/runtime/executor.h"
@@ -211,6 +213,37 @@ void plan_memory(Plan& plan, const PlanGraph& g) {
       if (auto it = where.find(cls.find(static_cast<int>(v))); it != where.end()) plan.placement[v] = it->second;
 }
 
+// Splits the steps into chains: a step continues the lane of a dependency
+// that was the last step of its lane, else opens a new lane (up to
+// kMaxLanes). Steps read across lanes through events.
+void assign_lanes(Plan& plan, const Fragment& f) {
+  constexpr int kMaxLanes = 4;
+  std::vector<int> tail;  // last step of each lane
+  for (size_t s = 0; s < plan.steps.size(); ++s) {
+    PlanStep& st = plan.steps[s];
+    int lane = -1;
+    for (int d : st.deps)
+      if (tail[plan.steps[d].lane] == d) {
+        lane = plan.steps[d].lane;
+        break;
+      }
+    if (lane < 0) {
+      if (static_cast<int>(tail.size()) < kMaxLanes) {
+        lane = static_cast<int>(tail.size());
+        tail.push_back(-1);
+      } else {
+        lane = st.deps.empty() ? static_cast<int>(s % kMaxLanes) : plan.steps[st.deps[0]].lane;
+      }
+    }
+    st.lane = lane;
+    tail[lane] = static_cast<int>(s);
+    for (int d : st.deps)
+      if (plan.steps[d].lane != lane) plan.steps[d].signals = true;
+    for (int v : st.writes) plan.work_elements += f.values[v].numel();
+  }
+  plan.lanes = std::max<int>(1, static_cast<int>(tail.size()));
+}
+
 }  // namespace
 
 std::shared_ptr<const Plan> build_plan(const Fragment& fragment, CpuIsa isa) {
@@ -219,6 +252,7 @@ std::shared_ptr<const Plan> build_plan(const Fragment& fragment, CpuIsa isa) {
   auto plan = std::make_shared<Plan>();
   plan->canonical = g.canonical;
   plan->steps = order_steps(draft_steps(g), fragment.values.size());
+  assign_lanes(*plan, fragment);
   for (PlanStep& st : plan->steps) {
     if (st.kind != PlanStep::Kind::kKernel) continue;
     ++plan->kernels;
@@ -231,78 +265,171 @@ std::shared_ptr<const Plan> build_plan(const Fragment& fragment, CpuIsa isa) {
   if (dump_enabled()) {
     std::string text = fragment.str();
     for (const PassRecord& r : records) text += "\n-- after " + r.name + ":\n" + r.after;
-    write_dump("fragment_" + hash128(text).hex().substr(0, 8) + ".passes.txt", text);
+    std::string stem = "fragment_" + hash128(text).hex().substr(0, 8);
+    write_dump(stem + ".passes.txt", text);
+    write_dump(stem + ".dot", to_graphviz(g));
   }
   return plan;
 }
 
-std::vector<StoragePtr> replay_plan(const Plan& plan, const Fragment& f, std::span<const StoragePtr> inputs) {
+PlanRun::PlanRun(const Plan& plan, const Fragment& f, std::vector<StoragePtr> inputs)
+    : plan_(plan), fragment_(f), inputs_(std::move(inputs)) {
   Device device = f.values[f.outputs[0]].device;
-  StoragePtr arena = plan.arena_bytes > 0 ? Storage::allocate(static_cast<size_t>(plan.arena_bytes), device) : nullptr;
-  std::vector<StoragePtr> outputs(plan.output_storage_bytes.size());
-  for (size_t i = 0; i < outputs.size(); ++i) outputs[i] = Storage::allocate(plan.output_storage_bytes[i], device);
+  if (plan.arena_bytes > 0) arena_ = Storage::allocate(static_cast<size_t>(plan.arena_bytes), device);
+  outputs_.reserve(plan.output_storage_bytes.size());
+  for (size_t bytes : plan.output_storage_bytes) outputs_.push_back(Storage::allocate(bytes, device));
+}
 
-  auto address = [&](int v) -> void* {
-    const Placement& p = plan.placement[v];
-    switch (p.where) {
-      case Placement::Where::kInput: return inputs[p.index]->data();
-      case Placement::Where::kOutput: return outputs[p.index]->data();
-      case Placement::Where::kArena: return static_cast<char*>(arena->data()) + p.offset;
-      case Placement::Where::kNone: break;
-    }
-    throw Error("wok JIT: value %" + std::to_string(v) + " has no buffer (internal error)");
-  };
-
-  auto& counters = detail::counters();
-  std::vector<void*> ptrs;
-  std::vector<uint64_t> params;
-  std::vector<TensorRef> refs;
-  for (const PlanStep& st : plan.steps) {
-    if (st.kind == PlanStep::Kind::kKernel) {
-      const LoweredKernel& k = st.lowered;
-      if (k.numel == 0) continue;
-      ptrs.clear();
-      for (int v : k.input_values) ptrs.push_back(address(v));
-      for (int v : k.output_values) ptrs.push_back(address(v));
-      params.clear();
-      for (size_t i = 0; i < k.param_nodes.size(); ++i)
-        params.push_back(param_bits(k.spec.param_dtypes[i], f.nodes[k.param_nodes[i]].attrs->get_scalar("value")));
-      KernelArgs args{ptrs.data(), params.data(), k.shape.data(), k.strides.data()};
-      KernelFn fn = st.kernel->fn;
-      parallel_for(k.numel, kKernelGrain, [&](int64_t b, int64_t e) { fn(&args, b, e); });
-      counters.kernel_launches.fetch_add(1, std::memory_order_relaxed);
-      continue;
-    }
-    const FragmentNode& node = f.nodes[st.node];
-    const RegisteredOp& op = *node.op;
-    if (op.def().output_aliases_input) continue;  // same bytes, planned as one buffer
-    refs.clear();
-    for (int v : node.inputs) {
-      int c = plan.canonical[v];
-      refs.push_back({address(c), &f.values[c].shape, f.values[c].dtype});
-    }
-    for (int v : node.outputs) {
-      int c = plan.canonical[v];
-      if (plan.placement[c].where == Placement::Where::kNone) {
-        // An output nobody reads (a multi-output op's unused result).
-        throw Error("wok JIT: unplaced output of " + op.name() + " (internal error)");
-      }
-      refs.push_back({address(c), &f.values[c].shape, f.values[c].dtype});
-    }
-    std::span<const TensorRef> all(refs);
-    KernelContext ctx{op, *node.attrs, all.first(node.inputs.size()), all.subspan(node.inputs.size()), device};
-    op.kernel_or_throw(device)(ctx);
-    counters.kernel_launches.fetch_add(1, std::memory_order_relaxed);
+void* PlanRun::address(int v) const {
+  const Placement& p = plan_.placement[v];
+  switch (p.where) {
+    case Placement::Where::kInput: return inputs_[p.index]->data();
+    case Placement::Where::kOutput: return outputs_[p.index]->data();
+    case Placement::Where::kArena: return static_cast<char*>(arena_->data()) + p.offset;
+    case Placement::Where::kNone: break;
   }
+  throw Error("wok JIT: value %" + std::to_string(v) + " has no buffer (internal error)");
+}
 
+void PlanRun::run_step(size_t s) {
+  const PlanStep& st = plan_.steps[s];
+  const Fragment& f = fragment_;
+  auto& counters = detail::counters();
+  if (st.kind == PlanStep::Kind::kKernel) {
+    const LoweredKernel& k = st.lowered;
+    if (k.numel == 0) return;
+    std::vector<void*> ptrs;
+    ptrs.reserve(k.input_values.size() + k.output_values.size());
+    for (int v : k.input_values) ptrs.push_back(address(v));
+    for (int v : k.output_values) ptrs.push_back(address(v));
+    std::vector<uint64_t> params;
+    params.reserve(k.param_nodes.size());
+    for (size_t i = 0; i < k.param_nodes.size(); ++i)
+      params.push_back(param_bits(k.spec.param_dtypes[i], f.nodes[k.param_nodes[i]].attrs->get_scalar("value")));
+    KernelArgs args{ptrs.data(), params.data(), k.shape.data(), k.strides.data()};
+    KernelFn fn = st.kernel->fn;
+    if (k.numel <= kKernelGrain) fn(&args, 0, k.numel);  // no std::function for small work
+    else parallel_for(k.numel, kKernelGrain, [&](int64_t b, int64_t e) { fn(&args, b, e); });
+    counters.kernel_launches.fetch_add(1, std::memory_order_relaxed);
+    return;
+  }
+  const FragmentNode& node = f.nodes[st.node];
+  const RegisteredOp& op = *node.op;
+  if (op.def().output_aliases_input) return;  // same bytes, planned as one buffer
+  std::vector<TensorRef> refs;
+  refs.reserve(node.inputs.size() + node.outputs.size());
+  for (int v : node.inputs) {
+    int c = plan_.canonical[v];
+    refs.push_back({address(c), &f.values[c].shape, f.values[c].dtype});
+  }
+  for (int v : node.outputs) {
+    int c = plan_.canonical[v];
+    refs.push_back({address(c), &f.values[c].shape, f.values[c].dtype});
+  }
+  Device device = f.values[plan_.canonical[node.outputs[0]]].device;
+  std::span<const TensorRef> all(refs);
+  KernelContext ctx{op, *node.attrs, all.first(node.inputs.size()), all.subspan(node.inputs.size()), device};
+  op.kernel_or_throw(device)(ctx);
+  counters.kernel_launches.fetch_add(1, std::memory_order_relaxed);
+}
+
+std::vector<StoragePtr> PlanRun::results() const {
   std::vector<StoragePtr> result;
-  for (int v : f.outputs) {
-    const Placement& p = plan.placement[plan.canonical[v]];
-    if (p.where == Placement::Where::kOutput) result.push_back(outputs[p.index]);
-    else if (p.where == Placement::Where::kInput) result.push_back(inputs[p.index]);
+  result.reserve(fragment_.outputs.size());
+  for (int v : fragment_.outputs) {
+    const Placement& p = plan_.placement[plan_.canonical[v]];
+    if (p.where == Placement::Where::kOutput) result.push_back(outputs_[p.index]);
+    else if (p.where == Placement::Where::kInput) result.push_back(inputs_[p.index]);
     else throw Error("wok JIT: fragment output not planned (internal error)");
   }
   return result;
+}
+
+std::vector<StoragePtr> replay_plan(const Plan& plan, const Fragment& f, std::span<const StoragePtr> inputs) {
+  PlanRun run(plan, f, std::vector<StoragePtr>(inputs.begin(), inputs.end()));
+  for (size_t s = 0; s < plan.steps.size(); ++s) run.run_step(s);
+  return run.results();
+}
+
+namespace {
+// State shared by the tasks of one run on streams.
+struct StreamRun {
+  std::shared_ptr<const Plan> plan;
+  std::shared_ptr<FragmentJob> job;
+  std::shared_ptr<AsyncResult> result;
+  std::unique_ptr<PlanRun> run;
+  std::mutex mu;
+  std::exception_ptr error;
+
+  void fail(std::exception_ptr e) {
+    std::lock_guard lock(mu);
+    if (!error) error = std::move(e);
+  }
+  bool failed() {
+    std::lock_guard lock(mu);
+    return error != nullptr;
+  }
+};
+}  // namespace
+
+void replay_plan_on_streams(std::shared_ptr<const Plan> plan, std::shared_ptr<FragmentJob> job,
+                            std::shared_ptr<AsyncResult> result, std::shared_ptr<std::vector<StoragePtr>> inputs) {
+  auto state = std::make_shared<StreamRun>();
+  state->plan = plan;
+  state->job = job;
+  state->result = result;
+  StreamPool& pool = StreamPool::global();
+  const int lanes = std::min(plan->lanes, pool.size());
+  Stream& first = pool.next();
+  std::vector<Stream*> stream(lanes);
+  for (int l = 0; l < lanes; ++l) stream[l] = &pool.at(first.id() + l);
+
+  // Lane 0 waits for the inputs and allocates the buffers; the others wait for it.
+  stream[0]->enqueue([state, inputs] {
+    try {
+      state->run = std::make_unique<PlanRun>(*state->plan, state->job->fragment,
+                                             inputs ? *inputs : state->job->input_storage());
+    } catch (...) {
+      state->fail(std::current_exception());
+    }
+  });
+  if (lanes > 1) {
+    EventPtr ready = stream[0]->record();
+    for (int l = 1; l < lanes; ++l) stream[l]->wait_event(ready);
+  }
+  std::vector<EventPtr> done(plan->steps.size());
+  for (size_t s = 0; s < plan->steps.size(); ++s) {
+    const PlanStep& st = plan->steps[s];
+    Stream& on = *stream[st.lane % lanes];
+    for (int d : st.deps)
+      if (done[d]) on.wait_event(done[d]);
+    on.enqueue([state, s] {
+      if (state->failed()) return;
+      try {
+        state->run->run_step(s);
+      } catch (...) {
+        state->fail(std::current_exception());
+      }
+    });
+    if (st.signals) done[s] = on.record();
+  }
+  for (int l = 1; l < lanes; ++l) stream[0]->wait_event(stream[l]->record());
+  stream[0]->enqueue([state] {
+    std::exception_ptr error;
+    {
+      std::lock_guard lock(state->mu);
+      error = state->error;
+    }
+    if (!error) {
+      try {
+        state->result->outputs = state->run->results();
+      } catch (...) {
+        error = std::current_exception();
+      }
+    }
+    state->run.reset();
+    state->result->done.complete(error);
+  });
 }
 
 }  // namespace wok::jit

@@ -29,6 +29,8 @@ struct PlanStep {
   int node = -1;                                  // kNode: fragment node run by its precompiled kernel
   std::vector<int> deps;                          // steps whose results this step reads
   std::vector<int> reads, writes;                 // fragment values
+  int lane = 0;                                   // which stream of the run executes it
+  bool signals = false;                           // a step on another lane waits for it
 };
 
 struct Placement {
@@ -45,7 +47,34 @@ struct Plan {
   int64_t arena_bytes = 0;
   std::string graph_text;                    // passes' final view, for dumps
   int kernels = 0;                           // fused kernel steps
+  int lanes = 1;                             // independent chains of steps
+  int64_t work_elements = 0;                 // elements written by all steps
 };
+
+// One replay of a plan: its buffers, and the steps run against them.
+class PlanRun {
+ public:
+  PlanRun(const Plan& plan, const Fragment& fragment, std::vector<StoragePtr> inputs);
+  void run_step(size_t step);
+  std::vector<StoragePtr> results() const;
+
+ private:
+  void* address(int value) const;
+
+  const Plan& plan_;
+  const Fragment& fragment_;
+  std::vector<StoragePtr> inputs_;
+  StoragePtr arena_;
+  std::vector<StoragePtr> outputs_;
+};
+
+// Runs a plan's steps on pooled streams, one stream per lane, with events
+// ordering steps across lanes; completes `result` when all have run.
+// `inputs`, when given, are the fragment's input storages already resolved;
+// otherwise they are taken from job->leaves, waiting for any in flight.
+void replay_plan_on_streams(std::shared_ptr<const Plan> plan, std::shared_ptr<FragmentJob> job,
+                            std::shared_ptr<AsyncResult> result,
+                            std::shared_ptr<std::vector<StoragePtr>> inputs);
 
 // Runs the passes, lowers and compiles the fused groups (through the kernel
 // cache) and plans memory. Throws wok::Error if a kernel fails to compile.

@@ -91,7 +91,7 @@ Collected collect_pending(std::span<const TensorImplPtr> targets) {
 // nodes hold. Everything else stays inside the fragment, which is what lets
 // the JIT fuse it away. An intermediate that is not written stays pending
 // and can be recomputed if it is ever read.
-void evaluate(std::span<const TensorImplPtr> targets, EvalReason reason) {
+void evaluate(std::span<const TensorImplPtr> targets, EvalReason reason, bool async) {
   std::unique_lock lock(g_graph_mu);
   Collected c;
   for (;;) {
@@ -100,10 +100,15 @@ void evaluate(std::span<const TensorImplPtr> targets, EvalReason reason) {
     c.order.clear();
     g_graph_cv.wait(lock);
   }
-  if (c.order.empty()) return;
+  if (c.order.empty()) {
+    lock.unlock();
+    if (!async)
+      for (const TensorImplPtr& t : targets) t->storage();  // waits for any in flight
+    return;
+  }
 
-  Fragment fragment;
-  std::vector<StoragePtr> input_storage;
+  auto job = std::make_shared<FragmentJob>();
+  Fragment& fragment = job->fragment;
   std::vector<TensorImplPtr> output_impls;
   {
     std::unordered_map<const Node*, int> first_value;
@@ -128,7 +133,7 @@ void evaluate(std::span<const TensorImplPtr> targets, EvalReason reason) {
             fragment.values.push_back(in->meta());
             internal_refs.push_back(0);
             fragment.inputs.push_back(it->second);
-            input_storage.push_back(in->storage());
+            job->leaves.push_back(in);
           }
           v = it->second;
         } else {
@@ -162,15 +167,27 @@ void evaluate(std::span<const TensorImplPtr> targets, EvalReason reason) {
       }
     }
   }
+  job->nodes = c.order;  // keeps the attributes the fragment points to alive
   lock.unlock();
 
   auto release_claims = [&] {
     for (const auto& node : c.order) node->claimed = false;
   };
+  auto& counters = detail::counters();
+  counters.evaluations.fetch_add(1, std::memory_order_relaxed);
+  counters.evaluations_by_reason[static_cast<int>(reason)].fetch_add(1, std::memory_order_relaxed);
+  counters.nodes_evaluated.fetch_add(static_cast<int64_t>(fragment.nodes.size()), std::memory_order_relaxed);
+
   std::vector<StoragePtr> results;
+  std::shared_ptr<AsyncResult> pending;
   try {
-    Device device = fragment.values[fragment.outputs[0]].device;
-    results = runner_for(device).run(fragment, input_storage);
+    FragmentRunner& runner = runner_for(fragment.values[fragment.outputs[0]].device);
+    if (async) {
+      pending = std::make_shared<AsyncResult>();
+      runner.run_async(job, pending);
+    } else {
+      results = runner.run(fragment, job->input_storage());
+    }
   } catch (...) {
     lock.lock();
     release_claims();
@@ -178,13 +195,11 @@ void evaluate(std::span<const TensorImplPtr> targets, EvalReason reason) {
     throw;
   }
 
-  auto& counters = detail::counters();
-  counters.evaluations.fetch_add(1, std::memory_order_relaxed);
-  counters.evaluations_by_reason[static_cast<int>(reason)].fetch_add(1, std::memory_order_relaxed);
-  counters.nodes_evaluated.fetch_add(static_cast<int64_t>(fragment.nodes.size()), std::memory_order_relaxed);
-
   lock.lock();
-  for (size_t i = 0; i < output_impls.size(); ++i) output_impls[i]->publish(std::move(results[i]));
+  for (size_t i = 0; i < output_impls.size(); ++i) {
+    if (pending) output_impls[i]->publish_async(pending, static_cast<int>(i));
+    else output_impls[i]->publish(std::move(results[i]));
+  }
   release_claims();
   g_graph_cv.notify_all();
   // Drop our references to the nodes with the lock held: freeing a node
@@ -225,14 +240,13 @@ PendingCost exact_cost(const TensorImplPtr& t) {
   std::lock_guard lock(g_graph_mu);
   PendingCost cost;
   std::unordered_set<const Node*> nodes;
-  std::unordered_set<const Storage*> leaves;
+  std::unordered_set<const TensorImpl*> leaves;
   std::vector<const TensorImpl*> stack{t.get()};
   while (!stack.empty()) {
     const TensorImpl* x = stack.back();
     stack.pop_back();
     if (x->ready()) {
-      if (leaves.insert(x->storage().get()).second)
-        cost.pinned_bytes += static_cast<int64_t>(x->storage()->bytes());
+      if (leaves.insert(x).second) cost.pinned_bytes += static_cast<int64_t>(x->meta().nbytes());
       continue;
     }
     if (!nodes.insert(x->node().get()).second) continue;

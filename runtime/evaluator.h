@@ -11,8 +11,9 @@
 namespace wok {
 
 // Makes every tensor in `targets` ready. Safe to call from several threads;
-// work two calls share runs once.
-void evaluate(std::span<const TensorImplPtr> targets, EvalReason reason);
+// work two calls share runs once. With `async`, returns once the work is
+// started; reading the tensors' data waits for it.
+void evaluate(std::span<const TensorImplPtr> targets, EvalReason reason, bool async = false);
 
 // Limits on the pending work a tensor may keep, beyond which recording an
 // op evaluates at once (Note [Pending limits] in evaluator.cpp).

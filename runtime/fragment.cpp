@@ -34,4 +34,22 @@ std::string Fragment::str() const {
   return out.str();
 }
 
+std::vector<StoragePtr> FragmentJob::input_storage() const {
+  std::vector<StoragePtr> out;
+  out.reserve(leaves.size());
+  for (const TensorImplPtr& t : leaves) out.push_back(t->storage());
+  return out;
+}
+
+void FragmentRunner::run_async(std::shared_ptr<FragmentJob> job, std::shared_ptr<AsyncResult> result) {
+  StreamPool::global().next().enqueue([this, job, result] {
+    try {
+      result->outputs = run(job->fragment, job->input_storage());
+      result->done.complete();
+    } catch (...) {
+      result->done.complete(std::current_exception());
+    }
+  });
+}
+
 }  // namespace wok

@@ -10,6 +10,7 @@
 #include "wok/runtime/attrs.h"
 #include "wok/runtime/graph.h"
 #include "wok/runtime/storage.h"
+#include "wok/runtime/stream.h"
 
 namespace wok {
 
@@ -31,6 +32,24 @@ struct Fragment {
   std::string str() const;          // readable listing, for dumps and errors
 };
 
+// Everything an evaluation in flight needs kept alive: the fragment, the
+// graph nodes whose attributes it points to, and its input tensors (which
+// may themselves still be in flight).
+struct FragmentJob {
+  Fragment fragment;
+  std::vector<std::shared_ptr<Node>> nodes;
+  std::vector<TensorImplPtr> leaves;  // backs fragment.inputs, in order
+
+  // The leaves' storage, waiting for any still in flight.
+  std::vector<StoragePtr> input_storage() const;
+};
+
+// The outcome of an asynchronous run.
+struct AsyncResult {
+  Event done;                       // completes (or fails) when outputs are written
+  std::vector<StoragePtr> outputs;  // one per fragment output, valid once done
+};
+
 // Runs fragments. The precompiled executor is one; the JIT is another.
 class FragmentRunner {
  public:
@@ -39,6 +58,9 @@ class FragmentRunner {
   // input_storage[i] backs values[fragment.inputs[i]]; returns one storage
   // per fragment.outputs, in order.
   virtual std::vector<StoragePtr> run(const Fragment& fragment, std::span<const StoragePtr> input_storage) = 0;
+  // Starts `job` and returns at once. The default runs run() on a stream
+  // from the pool.
+  virtual void run_async(std::shared_ptr<FragmentJob> job, std::shared_ptr<AsyncResult> result);
 };
 
 }  // namespace wok

@@ -1,5 +1,7 @@
 #include "wok/runtime/graph.h"
 
+#include "wok/runtime/fragment.h"
+
 namespace wok {
 
 namespace {
@@ -40,6 +42,39 @@ TensorImpl::TensorImpl(TensorMeta meta, StoragePtr storage)
 
 TensorImpl::TensorImpl(TensorMeta meta, std::shared_ptr<Node> node, int output_index, PendingCost cost)
     : meta_(std::move(meta)), node_(std::move(node)), output_index_(output_index), cost_(cost) {}
+
+bool TensorImpl::in_flight() const {
+  std::lock_guard lock(async_mu_);
+  return async_ != nullptr;
+}
+
+const StoragePtr& TensorImpl::storage() const {
+  std::shared_ptr<AsyncResult> pending;
+  {
+    std::lock_guard lock(async_mu_);
+    pending = async_;
+  }
+  if (pending) {
+    pending->done.wait();  // rethrows the evaluation's failure
+    std::lock_guard lock(async_mu_);
+    if (async_) {
+      storage_ = async_->outputs[async_index_];
+      async_.reset();
+    }
+  }
+  return storage_;
+}
+
+void TensorImpl::publish_async(std::shared_ptr<AsyncResult> result, int index) {
+  {
+    std::lock_guard lock(async_mu_);
+    async_ = std::move(result);
+    async_index_ = index;
+  }
+  ready_.store(true, std::memory_order_release);
+  node_.reset();
+  cost_ = {};
+}
 
 void TensorImpl::publish(StoragePtr storage) {
   storage_ = std::move(storage);

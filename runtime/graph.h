@@ -18,10 +18,13 @@
 #include "wok/runtime/shape.h"
 #include "wok/runtime/storage.h"
 
+#include <mutex>
+
 namespace wok {
 
 class RegisteredOp;
 class TensorImpl;
+struct AsyncResult;
 
 struct TensorMeta {
   Shape shape;
@@ -64,10 +67,14 @@ class TensorImpl {
   TensorImpl(TensorMeta meta, std::shared_ptr<Node> node, int output_index, PendingCost cost);
 
   const TensorMeta& meta() const { return meta_; }
+  // No longer pending: its data exists or is being computed (in flight).
   bool ready() const { return ready_.load(std::memory_order_acquire); }
+  // Being computed by an asynchronous evaluation.
+  bool in_flight() const;
 
-  // Valid once ready().
-  const StoragePtr& storage() const { return storage_; }
+  // Valid once ready(); waits for an evaluation in flight (and rethrows its
+  // failure).
+  const StoragePtr& storage() const;
   // Valid while pending; read under the graph mutex.
   const std::shared_ptr<Node>& node() const { return node_; }
   int output_index() const { return output_index_; }
@@ -75,12 +82,16 @@ class TensorImpl {
 
   // Called by the evaluator, under the graph mutex.
   void publish(StoragePtr storage);
+  void publish_async(std::shared_ptr<AsyncResult> result, int index);
   // Tightens the cost bound; only by the thread that just created `this`.
   void set_cost(PendingCost cost) { cost_ = cost; }
 
  private:
   TensorMeta meta_;
-  StoragePtr storage_;
+  mutable StoragePtr storage_;
+  mutable std::shared_ptr<AsyncResult> async_;  // until resolved by storage()
+  int async_index_ = 0;
+  mutable std::mutex async_mu_;
   std::shared_ptr<Node> node_;
   int output_index_ = 0;
   PendingCost cost_;

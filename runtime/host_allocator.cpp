@@ -20,7 +20,8 @@ HostAllocator::~HostAllocator() { empty_cache(); }
 
 size_t HostAllocator::size_class(size_t bytes) {
   if (bytes <= kAlignment) return kAlignment;
-  if (bytes >= kLargeBlock) return (bytes + kHugePage - 1) / kHugePage * kHugePage;
+  // From 4 huge pages up, whole huge pages waste less than a quarter.
+  if (bytes > 4 * kHugePage) return (bytes + kHugePage - 1) / kHugePage * kHugePage;
   size_t pow2 = std::bit_floor(bytes - 1);  // largest power of two below bytes
   size_t step = std::max(pow2 / 4, kAlignment);
   return (bytes + step - 1) / step * step;

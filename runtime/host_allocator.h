@@ -44,7 +44,7 @@ class HostAllocator {
   void empty_cache();  // gives every cached block back to the OS
 
   // The size a request is rounded to: classes of 4 steps per power of two,
-  // whole huge pages from kLargeBlock up. Waste stays under 25%.
+  // then whole huge pages from 8 MiB up. Waste stays under 25%.
   static size_t size_class(size_t bytes);
 
   ~HostAllocator();

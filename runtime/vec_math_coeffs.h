@@ -45,17 +45,20 @@ inline constexpr double kLogPolyD[] = {2.0 / 23, 2.0 / 21, 2.0 / 19, 2.0 / 17, 2
 inline constexpr double kSqrt2 = 1.41421356237309504880;
 
 // ---- sin, cos (float32 is computed in double) ------------------------------------
-// x = n pi/2 + r, |r| <= pi/4. pi/2 is split into parts of 33 significant
-// bits, so n * part is exact for |n| < 2^20 and the first two subtractions
-// lose nothing (Cody and Waite); beyond that the reduction degrades.
+// x = n pi/2 + r, |r| <= pi/4. pi/2 is split into parts of 26 significant
+// bits, so n * part is exact for |n| < 2^27 (Cody and Waite). Beyond
+// kSinCosMax the reduction would be wrong, and wok returns nan rather than
+// a wrong number: it has no Payne-Hanek reduction.
 inline constexpr double kTwoOverPi = 0.63661977236758134308;
-inline constexpr double kPio2Hi = 1.5707963267341256;
-inline constexpr double kPio2Mid = 6.077100506303966e-11;
-inline constexpr double kPio2Lo = 2.0222662487959506e-21;
+inline constexpr double kPio2Part1 = 1.5707963109016418;
+inline constexpr double kPio2Part2 = 1.5893254712295857e-08;
+inline constexpr double kPio2Part3 = 6.123233932053594e-17;
+inline constexpr double kPio2Part4 = 6.36831716351095e-25;
+inline constexpr double kSinCosMax = 2.1e8;  // < 2^27 * pi/2
 // sin r = r + r^3 S(r^2): S's Taylor coefficients (-1)^k/(2k+1)!, k = 9..1.
-inline constexpr double kSinPoly[] = {1.0 / 121645100408832000.0, -1.0 / 355687428096000.0, 1.0 / 1307674368000.0,
-                                      -1.0 / 6227020800.0,       1.0 / 39916800.0,        -1.0 / 362880.0,
-                                      1.0 / 5040.0,              -1.0 / 120.0,            -1.0 / 6.0};
+inline constexpr double kSinPoly[] = {-1.0 / 121645100408832000.0, 1.0 / 355687428096000.0, -1.0 / 1307674368000.0,
+                                      1.0 / 6227020800.0,         -1.0 / 39916800.0,      1.0 / 362880.0,
+                                      -1.0 / 5040.0,              1.0 / 120.0,            -1.0 / 6.0};
 // cos r = 1 - r^2/2 + r^4 C(r^2): C's coefficients (-1)^k/(2k)!, k = 9..2.
 inline constexpr double kCosPoly[] = {-1.0 / 6402373705728000.0, 1.0 / 20922789888000.0, -1.0 / 87178291200.0,
                                       1.0 / 479001600.0,         -1.0 / 3628800.0,       1.0 / 40320.0,

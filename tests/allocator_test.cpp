@@ -130,11 +130,20 @@ TEST(Allocator, BuffersAre64ByteAligned) {
   for (const Tensor& t : keep) {
     const void* p = nullptr;
     switch (t.dtype()) {
-      case DType::kFloat32: p = t.data<float>(); break;
-      case DType::kFloat64: p = t.data<double>(); break;
-      case DType::kInt32: p = t.data<int32_t>(); break;
-      case DType::kBool: p = t.data<bool>(); break;
-      default: break;
+      case DType::kFloat32:
+        p = t.data<float>();
+        break;
+      case DType::kFloat64:
+        p = t.data<double>();
+        break;
+      case DType::kInt32:
+        p = t.data<int32_t>();
+        break;
+      case DType::kBool:
+        p = t.data<bool>();
+        break;
+      default:
+        break;
     }
     EXPECT_TRUE(aligned64(p)) << wt::dname(t.dtype()) << wok::shape_str(t.shape()) << " at " << p;
   }
@@ -177,7 +186,8 @@ TEST(Allocator, EmptyCacheDropsReservedToCurrent) {
   Tensor keep = wok::from_vector(std::vector<double>(5000, 1.0));
   {
     std::vector<Tensor> tmp;
-    for (int i = 1; i <= 8; ++i) tmp.push_back(wok::from_vector(std::vector<float>(static_cast<size_t>(i) * 10000, 1.0f)));
+    for (int i = 1; i <= 8; ++i)
+      tmp.push_back(wok::from_vector(std::vector<float>(static_cast<size_t>(i) * 10000, 1.0f)));
     tmp.push_back(wok::from_vector(std::vector<float>(3 << 18, 1.0f)));  // a large (mapped) block
   }
   MemoryStats before = wok::memory_stats();

@@ -67,17 +67,67 @@ TEST(Broadcasting, ShapesAndValues) {
       {{6}, {6}, {6}},
       {{2, 1, 1, 1, 1}, {1, 1, 1, 1, 3}, {2, 1, 1, 1, 3}},
   };
-  for (const Case& c : cases) {
-    SCOPED_TRACE(wok::shape_str(c.a) + " + " + wok::shape_str(c.b));
-    std::vector<double> va = iota(wok::numel(c.a), 1), vb = iota(wok::numel(c.b), 100);
-    Tensor a = wok::from_vector(va, c.a), b = wok::from_vector(vb, c.b);
-    for (bool swap : {false, true}) {
-      Tensor y = swap ? b + a : a + b;
-      ASSERT_EQ(y.shape(), c.out);
-      std::vector<double> want = swap ? broadcast_add_ref(vb, c.b, va, c.a, c.out) : broadcast_add_ref(va, c.a, vb, c.b, c.out);
-      EXPECT_TRUE(wt::exact<double>("add", y, want));
+  for (const Case& c : cases)
+    wt::for_each_backend([&] {
+      SCOPED_TRACE(wok::shape_str(c.a) + " + " + wok::shape_str(c.b));
+      std::vector<double> va = iota(wok::numel(c.a), 1), vb = iota(wok::numel(c.b), 100);
+      Tensor a = wok::from_vector(va, c.a), b = wok::from_vector(vb, c.b);
+      for (bool swap : {false, true}) {
+        Tensor y = swap ? b + a : a + b;
+        ASSERT_EQ(y.shape(), c.out);
+        std::vector<double> want =
+            swap ? broadcast_add_ref(vb, c.b, va, c.a, c.out) : broadcast_add_ref(va, c.a, vb, c.b, c.out);
+        EXPECT_TRUE(wt::exact<double>("add", y, want));
+      }
+    });
+}
+
+// Chains of broadcasting ops with dtype changes inside: what the JIT fuses
+// into one kernel must equal the per-op precompiled result and a scalar
+// reference.
+TEST(Broadcasting, FusedChainsWithMixedDTypes) {
+  std::vector<float> xv = wt::random_values<float>(4 * 5, -3, 3, 1);
+  std::vector<double> yv = wt::random_values<double>(5, -2, 2, 2);
+  std::vector<int32_t> iv = wt::random_values<int32_t>(4, -5, 5, 3);
+  std::vector<bool> cv = wt::random_values<bool>(4 * 5, 0, 1, 4);
+  // y: [5] float64; i: [4, 1] int32; c: [4, 5] bool; x: [4, 5] float32.
+  std::vector<double> want(20);
+  for (int r = 0; r < 4; ++r)
+    for (int k = 0; k < 5; ++k) {
+      double x = xv[r * 5 + k], y = yv[k];
+      double i = iv[r];
+      double t = x > 0 ? std::exp(x) * y : -y;          // float64 (x promoted)
+      double u = t + i / 2.0;                           // int32 / int -> float64
+      double v = cv[r * 5 + k] ? u : std::max(u, 0.0);  // where over maximum
+      want[r * 5 + k] = v * static_cast<float>(0.5f);
     }
-  }
+  std::vector<std::vector<double>> results;
+  wt::for_each_backend([&] {
+    Tensor x = wok::from_vector(xv, {4, 5});
+    Tensor y = wok::from_vector(yv, {5});
+    Tensor i = wok::from_vector(iv, {4, 1});
+    Tensor c = wok::from_vector(cv, {4, 5});
+    Tensor t = wok::where(x > 0, wok::exp(x) * y, -y);
+    Tensor u = t + i / 2;
+    Tensor v = wok::where(c, u, wok::maximum(u, 0.0)) * 0.5f;
+    ASSERT_EQ(v.dtype(), DType::kFloat64);
+    ASSERT_EQ(v.shape(), (Shape{4, 5}));
+    // exp in float32 vs double: compare with a float32-sized tolerance.
+    EXPECT_TRUE(wt::close<double>("chain", v, want, 1e-6, 1e-6));
+    // Without transcendentals the two backends agree bitwise (Note [One
+    // formula per op]).
+    Tensor w = wok::minimum((x * y - i) / 3.0f + wok::maximum(x, -y), wok::where(c, y, i)) - 1;
+    results.push_back(w.to_vector<double>());
+  });
+  ASSERT_EQ(results.size(), 2u);
+  EXPECT_EQ(results[0], results[1]) << "JIT and precompiled kernels disagree bitwise on - * / + maximum minimum where";
+  std::vector<double> want_w(20);
+  for (int r = 0; r < 4; ++r)
+    for (int k = 0; k < 5; ++k) {
+      double x = xv[r * 5 + k], y = yv[k], i = iv[r];
+      want_w[r * 5 + k] = std::min((x * y - i) / 3.0 + std::max(x, -y), cv[r * 5 + k] ? y : i) - 1;
+    }
+  EXPECT_EQ(results[1], want_w);
 }
 
 TEST(Broadcasting, ScalarsAndZeroDimOnBothSides) {
@@ -103,8 +153,9 @@ TEST(Broadcasting, IncompatibleShapesNameOpAndShapes) {
   Tensor b = wok::zeros({4});
   using BinFn = Tensor (*)(const Tensor&, const Tensor&);
   const std::pair<const char*, BinFn> ops[] = {
-      {"add", wok::add}, {"sub", wok::sub}, {"mul", wok::mul}, {"div", wok::div}, {"pow", wok::pow},
-      {"maximum", wok::maximum}, {"eq", wok::eq}, {"lt", wok::lt}, {"logical_and", wok::logical_and},
+      {"add", wok::add}, {"sub", wok::sub}, {"mul", wok::mul},
+      {"div", wok::div}, {"pow", wok::pow}, {"maximum", wok::maximum},
+      {"eq", wok::eq},   {"lt", wok::lt},   {"logical_and", wok::logical_and},
   };
   for (auto [name, fn] : ops) {
     try {
@@ -148,11 +199,7 @@ TEST(Promotion, LatticeBetweenTensors) {
   const DType all[] = {B, I, L, F, D};
   // NumPy's table, with int32/int64 meeting float32 giving float64.
   const DType want[5][5] = {
-      {B, I, L, F, D},
-      {I, I, L, D, D},
-      {L, L, L, D, D},
-      {F, D, D, F, D},
-      {D, D, D, D, D},
+      {B, I, L, F, D}, {I, I, L, D, D}, {L, L, L, D, D}, {F, D, D, F, D}, {D, D, D, D, D},
   };
   for (int i = 0; i < 5; ++i)
     for (int j = 0; j < 5; ++j) {
@@ -185,11 +232,11 @@ TEST(Promotion, ValuesComputedInThePromotedType) {
   EXPECT_TRUE(wt::exact<double>("add", l + wt::tensor(std::vector<double>{0.0}),
                                 {static_cast<double>((int64_t{1} << 53) + 1)}));
   // int32 with int64 does not wrap at 32 bits.
-  EXPECT_TRUE(wt::exact<int64_t>("add", wt::tensor(std::vector<int32_t>{2147483647}) + wt::tensor(std::vector<int64_t>{1}),
-                                 {2147483648LL}));
+  EXPECT_TRUE(wt::exact<int64_t>(
+      "add", wt::tensor(std::vector<int32_t>{2147483647}) + wt::tensor(std::vector<int64_t>{1}), {2147483648LL}));
   // bool with int: true is 1.
-  EXPECT_TRUE(wt::exact<int32_t>("add", wt::tensor(std::vector<bool>{true, false}) + wt::tensor(std::vector<int32_t>{5, 5}),
-                                 {6, 5}));
+  EXPECT_TRUE(wt::exact<int32_t>(
+      "add", wt::tensor(std::vector<bool>{true, false}) + wt::tensor(std::vector<int32_t>{5, 5}), {6, 5}));
 }
 
 TEST(Promotion, TrueDivisionAndFloatOpsOfIntegers) {

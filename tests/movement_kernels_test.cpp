@@ -224,7 +224,7 @@ TEST(MovementKernels, SliceFloat64) { slice_cases<double>(); }
 TEST(MovementKernels, SliceOfSlice) {
   std::vector<int32_t> v = iota_values<int32_t>(6 * 8);
   Tensor x = wok::from_vector(v, {6, 8});
-  Tensor y = wok::slice(wok::slice(x, 1, nullopt, nullopt, -1), 0, 1, 5, 2);  // rows 1, 3, columns reversed
+  Tensor y = wok::slice(wok::slice(x, 1, std::nullopt, std::nullopt, -1), 0, 1, 5, 2);  // rows 1, 3, columns reversed
   std::vector<int32_t> want;
   for (int64_t r : {1, 3})
     for (int64_t c = 7; c >= 0; --c) want.push_back(v[static_cast<size_t>(r * 8 + c)]);

@@ -25,7 +25,8 @@ void expect_error(Fn fn, std::vector<std::string> needles, const std::string& wh
     ADD_FAILURE() << what << ": did not throw";
   } catch (const E& e) {
     std::string msg = e.what();
-    for (const std::string& n : needles) EXPECT_NE(msg.find(n), std::string::npos) << what << ": \"" << n << "\" not in: " << msg;
+    for (const std::string& n : needles)
+      EXPECT_TRUE(msg.find(n) != std::string::npos) << what << ": \"" << n << "\" not in: " << msg;
   } catch (const std::exception& e) {
     ADD_FAILURE() << what << ": threw the wrong type: " << e.what();
   }
@@ -97,6 +98,12 @@ const std::string& weighted_sum_name() {
   return name;
 }
 
+// A fresh op name per call, so the tests also pass under --gtest_repeat.
+std::string unique_name(const std::string& base) {
+  static std::atomic<int> counter{0};
+  return base + "_" + std::to_string(counter++);
+}
+
 wok::OpDef identity_def(const std::string& name) {
   wok::OpDef def;
   def.name = name;
@@ -108,19 +115,21 @@ wok::OpDef identity_def(const std::string& name) {
 }
 
 TEST(Registry, DuplicateOpNamesIt) {
-  wok::register_op(identity_def("registry_test_dup"));
-  expect_error<wok::RegistryError>([] { wok::register_op(identity_def("registry_test_dup")); },
-                                   {"registry_test_dup", "already registered"}, "second registration");
+  const std::string name = unique_name("registry_test_dup");
+  wok::register_op(identity_def(name));
+  expect_error<wok::RegistryError>([&] { wok::register_op(identity_def(name)); },
+                                   {"'" + name + "'", "already registered"}, "second registration");
   // Built-in names are taken too.
   expect_error<wok::RegistryError>([] { wok::register_op(identity_def("add")); }, {"'add'"}, "built-in name");
 }
 
 TEST(Registry, DuplicateKernelNamesOpAndDevice) {
-  wok::register_op(identity_def("registry_test_dup_kernel"));
-  wok::register_kernel("registry_test_dup_kernel", wok::DeviceType::kCPU, [](const wok::KernelContext&) {});
+  const std::string name = unique_name("registry_test_dup_kernel");
+  wok::register_op(identity_def(name));
+  wok::register_kernel(name, wok::DeviceType::kCPU, [](const wok::KernelContext&) {});
   expect_error<wok::RegistryError>(
-      [] { wok::register_kernel("registry_test_dup_kernel", wok::DeviceType::kCPU, [](const wok::KernelContext&) {}); },
-      {"registry_test_dup_kernel", "cpu"}, "second kernel");
+      [&] { wok::register_kernel(name, wok::DeviceType::kCPU, [](const wok::KernelContext&) {}); }, {name, "cpu"},
+      "second kernel");
   // A second CPU kernel for a built-in op is refused too.
   expect_error<wok::RegistryError>(
       [] { wok::register_kernel("exp", wok::DeviceType::kCPU, [](const wok::KernelContext&) {}); }, {"exp", "cpu"},
@@ -130,21 +139,23 @@ TEST(Registry, DuplicateKernelNamesOpAndDevice) {
       [] { wok::register_kernel("registry_test_no_such_op", wok::DeviceType::kCPU, [](const wok::KernelContext&) {}); },
       {"registry_test_no_such_op"}, "kernel for unknown op");
   // An empty kernel function.
-  expect_error<wok::RegistryError>([] { wok::register_kernel("registry_test_dup_kernel", wok::DeviceType::kCUDA, {}); },
-                                   {"registry_test_dup_kernel"}, "empty kernel");
+  expect_error<wok::RegistryError>([&] { wok::register_kernel(name, wok::DeviceType::kCUDA, {}); }, {name},
+                                   "empty kernel");
 }
 
 TEST(Registry, IncompleteDefinitionsAreRefused) {
-  wok::OpDef no_shape = identity_def("registry_test_no_shape");
+  const std::string name = unique_name("registry_test_incomplete");
+  wok::OpDef no_shape = identity_def(name);
   no_shape.infer_shape = nullptr;
-  expect_error<wok::RegistryError>([&] { wok::register_op(no_shape); }, {"registry_test_no_shape", "shape"}, "no shape rule");
-  wok::OpDef no_dtype = identity_def("registry_test_no_dtype");
+  expect_error<wok::RegistryError>([&] { wok::register_op(no_shape); }, {name, "shape"}, "no shape rule");
+  wok::OpDef no_dtype = identity_def(name);
   no_dtype.infer_dtype = nullptr;
-  expect_error<wok::RegistryError>([&] { wok::register_op(no_dtype); }, {"registry_test_no_dtype", "dtype"}, "no dtype rule");
+  expect_error<wok::RegistryError>([&] { wok::register_op(no_dtype); }, {name, "dtype"}, "no dtype rule");
   expect_error<wok::RegistryError>([] { wok::register_op(identity_def("")); }, {"empty"}, "empty name");
-  // The refused op did not get half-registered.
-  EXPECT_EQ(wok::OpRegistry::global().find("registry_test_no_shape"), nullptr);
-  wok::register_op(identity_def("registry_test_no_shape"));  // the name is still free
+  // The refused op did not get half-registered: the name is still free.
+  EXPECT_EQ(wok::OpRegistry::global().find(name), nullptr);
+  wok::register_op(identity_def(name));
+  EXPECT_NE(wok::OpRegistry::global().find(name), nullptr);
 }
 
 TEST(Registry, UnknownOpNamesIt) {
@@ -152,14 +163,22 @@ TEST(Registry, UnknownOpNamesIt) {
   expect_error<wok::RegistryError>([] { wok::get_op("registry_test_never_registered"); },
                                    {"registry_test_never_registered"}, "get_op");
   // Near misses are suggested.
-  expect_error<wok::RegistryError>([] { wok::call("Add", {wok::ones({2}), wok::ones({2})}); }, {"'Add'", "add"},
-                                   "case typo");
+  expect_error<wok::RegistryError>(
+      [] {
+        wok::call("Add", {wok::ones({2}), wok::ones({2})});
+      },
+      {"'Add'", "add"}, "case typo");
 }
 
 TEST(Registry, OpWithoutKernelNamesOpDeviceAndKernels) {
-  wok::register_op(identity_def("registry_test_no_kernel"));
-  expect_error<wok::RegistryError>([] { wok::call("registry_test_no_kernel", {wok::ones({2})}); },
-                                   {"registry_test_no_kernel", "cpu", "kernels exist for: none"}, "no kernel");
+  const std::string name = unique_name("registry_test_no_kernel");
+  wok::register_op(identity_def(name));
+  expect_error<wok::RegistryError>([&] { wok::call(name, {wok::ones({2})}); },
+                                   {"'" + name + "'", "cpu", "kernels exist for: none"}, "no kernel");
+  // Nothing was recorded for the failed call.
+  const int64_t nodes = wok::live_node_count();
+  EXPECT_THROW(wok::call(name, {wok::from_vector(std::vector<float>{1})}), wok::RegistryError);
+  EXPECT_EQ(wok::live_node_count(), nodes);
 }
 
 TEST(Registry, BuiltinOpsAreDescribed) {
@@ -173,7 +192,8 @@ TEST(Registry, BuiltinOpsAreDescribed) {
   // Built-ins can be called by name.
   Tensor y = wok::call1("mul", {wok::full({2}, 3.0f), wok::full({2}, 2.0f)});
   EXPECT_TRUE(wt::exact<float>("call1 mul", y, {6, 6}));
-  EXPECT_TRUE(wt::exact<int64_t>("call1 cast", wok::call1("cast", {wok::full({1}, 2.9)}, {{"dtype", DType::kInt64}}), {2}));
+  EXPECT_TRUE(
+      wt::exact<int64_t>("call1 cast", wok::call1("cast", {wok::full({1}, 2.9)}, {{"dtype", DType::kInt64}}), {2}));
 }
 
 TEST(CustomOp, ShapeDTypeAttributesAndKernel) {
@@ -190,8 +210,8 @@ TEST(CustomOp, ShapeDTypeAttributesAndKernel) {
   // The default weight (1.0) applies when the attribute is left out.
   EXPECT_TRUE(wt::exact<float>("WeightedSum default", wok::call1(op, {a, b}), {11, 22, 13, 24}));
   // An int given for a float attribute converts.
-  EXPECT_TRUE(wt::exact<float>("WeightedSum int weight", wok::call1(op, {a, b}, {{"weight", int64_t{2}}}),
-                               {12, 24, 16, 28}));
+  EXPECT_TRUE(
+      wt::exact<float>("WeightedSum int weight", wok::call1(op, {a, b}, {{"weight", int64_t{2}}}), {12, 24, 16, 28}));
   // It composes with built-in ops before and after.
   Tensor z = wok::call1(op, {a * 2.0f, b}, {{"weight", 0.25}}) * 2.0f - 1.0f;
   EXPECT_TRUE(wt::exact<float>("WeightedSum chain", z, {20, 41, 22, 43}));
@@ -207,36 +227,54 @@ TEST(CustomOp, ShapeDTypeAttributesAndKernel) {
 TEST(CustomOp, AttributeErrors) {
   const std::string& op = weighted_sum_name();
   Tensor a = wok::ones({2});
-  expect_error<wok::ArgumentError>([&] { wok::call1(op, {a, a}, {{"wieght", 0.5}}); }, {op, "wieght", "weight"},
-                                   "misspelled attribute");
-  expect_error<wok::ArgumentError>([&] { wok::call1(op, {a, a}, {{"weight", std::string("heavy")}}); },
-                                   {op, "weight", "float"}, "string for a float attribute");
-  expect_error<wok::ArgumentError>([&] { wok::call1(op, {a, a}, {{"weight", std::vector<int64_t>{1, 2}}}); },
-                                   {op, "weight"}, "list for a float attribute");
+  expect_error<wok::ArgumentError>(
+      [&] {
+        wok::call1(op, {a, a}, {{"wieght", 0.5}});
+      },
+      {op, "wieght", "weight"}, "misspelled attribute");
+  expect_error<wok::ArgumentError>(
+      [&] {
+        wok::call1(op, {a, a}, {{"weight", std::string("heavy")}});
+      },
+      {op, "weight", "float"}, "string for a float attribute");
+  expect_error<wok::ArgumentError>(
+      [&] {
+        wok::call1(op, {a, a}, {{"weight", std::vector<int64_t>{1, 2}}});
+      },
+      {op, "weight"}, "list for a float attribute");
   expect_error<wok::ArgumentError>([&] { wok::call1(op, {a}, {}); }, {op, "2"}, "too few inputs");
   expect_error<wok::ArgumentError>([&] { wok::call1(op, {a, a, a}, {}); }, {op}, "too many inputs");
   expect_error<wok::ArgumentError>([&] { wok::call1(op, {a, Tensor()}, {}); }, {op, "undefined"}, "undefined input");
   // A required attribute (no default) must be given.
-  expect_error<wok::ArgumentError>([] { wok::call1("cast", {wok::ones({1})}); }, {"cast", "dtype"}, "required attribute");
+  expect_error<wok::ArgumentError>([] { wok::call1("cast", {wok::ones({1})}); }, {"cast", "dtype"},
+                                   "required attribute");
 }
 
 TEST(CustomOp, RuleErrorsNameTheOp) {
   const std::string& op = weighted_sum_name();
   // The dtype rule's DTypeError surfaces with the op and the inputs.
   expect_error<wok::DTypeError>(
-      [&] { wok::call1(op, {wok::ones({2}, DType::kInt32), wok::ones({2}, DType::kInt32)}); },
+      [&] {
+        wok::call1(op, {wok::ones({2}, DType::kInt32), wok::ones({2}, DType::kInt32)});
+      },
       {"wok::" + op, "same floating dtype", "int32"}, "int inputs");
-  expect_error<wok::DTypeError>([&] { wok::call1(op, {wok::ones({2}), wok::ones({2}, DType::kFloat64)}); },
-                                {"wok::" + op, "float32", "float64"}, "mixed float inputs");
+  expect_error<wok::DTypeError>(
+      [&] {
+        wok::call1(op, {wok::ones({2}), wok::ones({2}, DType::kFloat64)});
+      },
+      {"wok::" + op, "float32", "float64"}, "mixed float inputs");
   // The shape rule's ShapeError likewise.
-  expect_error<wok::ShapeError>([&] { wok::call1(op, {wok::ones({2, 3}), wok::ones({4})}); },
-                                {"wok::" + op, "[2, 3]", "[4]"}, "shapes");
+  expect_error<wok::ShapeError>(
+      [&] {
+        wok::call1(op, {wok::ones({2, 3}), wok::ones({4})});
+      },
+      {"wok::" + op, "[2, 3]", "[4]"}, "shapes");
 }
 
 TEST(CustomOp, MultipleOutputsAndOpaqueKernel) {
   // Splits x into (x * 2, x + 1): two outputs from one kernel call.
   wok::OpDef def;
-  def.name = "registry_test_two_outputs";
+  def.name = unique_name("registry_test_two_outputs");
   def.inputs = {"x"};
   def.outputs = {"doubled", "plus_one"};
   def.kind = wok::OpKind::kOpaque;
@@ -270,12 +308,13 @@ TEST(CustomOp, MultipleOutputsAndOpaqueKernel) {
 
 TEST(CustomOp, ConcurrentRegistrationAndCalls) {
   constexpr int kThreads = 8;
+  const std::string base = unique_name("registry_test_concurrent") + "_";
   std::vector<std::thread> threads;
   std::atomic<int> failures{0};
   for (int t = 0; t < kThreads; ++t) {
-    threads.emplace_back([t, &failures] {
+    threads.emplace_back([t, &failures, &base] {
       try {
-        std::string name = "registry_test_concurrent_" + std::to_string(t);
+        std::string name = base + std::to_string(t);
         wok::OpDef def = weighted_sum_def(name);
         wok::register_op(def);
         wok::register_kernel(name, wok::DeviceType::kCPU, weighted_sum_kernel);
@@ -291,7 +330,7 @@ TEST(CustomOp, ConcurrentRegistrationAndCalls) {
   }
   for (auto& th : threads) th.join();
   EXPECT_EQ(failures.load(), 0);
-  for (int t = 0; t < kThreads; ++t) EXPECT_NE(wok::OpRegistry::global().find("registry_test_concurrent_" + std::to_string(t)), nullptr);
+  for (int t = 0; t < kThreads; ++t) EXPECT_NE(wok::OpRegistry::global().find(base + std::to_string(t)), nullptr);
 }
 
 }  // namespace

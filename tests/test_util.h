@@ -4,6 +4,7 @@
 #pragma once
 
 #include <gtest/gtest.h>
+#include <wok/wok.h>
 
 #include <cmath>
 #include <cstdint>
@@ -15,7 +16,10 @@
 #include <type_traits>
 #include <vector>
 
-#include <wok/wok.h>
+// gtest prints dtypes by name.
+namespace wok {
+inline void PrintTo(DType t, std::ostream* os) { *os << dtype_name(t); }
+}  // namespace wok
 
 namespace wt {
 
@@ -28,8 +32,10 @@ std::string fmt(T v) {
     out << (v ? "true" : "false");
   } else if constexpr (std::is_floating_point_v<T>) {
     out.precision(std::numeric_limits<T>::max_digits10);
-    if (v == 0 && std::signbit(v)) out << "-0";
-    else out << v;
+    if (v == 0 && std::signbit(v))
+      out << "-0";
+    else
+      out << v;
   } else {
     out << static_cast<long long>(v);
   }
@@ -72,20 +78,9 @@ double ulp_error(T got, long double want) {
 
 // ---- reading tensors ---------------------------------------------------------------
 
-// Tensor::to_vector<bool>() does not compile (it memcpys into a
-// std::vector<bool>), so bool tensors are read through data<bool>().
 template <typename T>
 std::vector<T> values(const wok::Tensor& t) {
-  if constexpr (std::is_same_v<T, bool>) {
-    if (t.dtype() == wok::DType::kBool) {
-      const bool* p = t.data<bool>();
-      return std::vector<bool>(p, p + t.numel());
-    }
-    std::vector<int32_t> v = t.to_vector<int32_t>();
-    return std::vector<bool>(v.begin(), v.end());
-  } else {
-    return t.to_vector<T>();
-  }
+  return t.to_vector<T>();
 }
 
 // `describe(i)` names input i for failure messages ("x=0.5" or "a=1, b=2").
@@ -127,7 +122,8 @@ template <typename T>
   for (size_t i = 0; i < want.size(); ++i) {
     if (same_value<T>(got[i], want[i], zero_sign_matters)) continue;
     if (++bad <= 8)
-      fail << "\n  " << where_str(op, t.dtype(), i, describe) << " got=" << fmt<T>(got[i]) << " want=" << fmt<T>(want[i]);
+      fail << "\n  " << where_str(op, t.dtype(), i, describe) << " got=" << fmt<T>(got[i])
+           << " want=" << fmt<T>(want[i]);
   }
   if (bad == 0) return ::testing::AssertionSuccess();
   return fail << "\n  " << bad << " of " << want.size() << " elements differ";
@@ -140,10 +136,12 @@ struct UlpReport {
 };
 
 // Every element within `max_ulp` ulps of the exact `want` (long double).
-// Non-finite results must match exactly.
+// Non-finite results must match exactly. `abs_tol(i)`, when given, also
+// accepts an absolute error up to that much (for formulas that cancel).
 template <typename T>
 ::testing::AssertionResult within_ulp(const std::string& op, const wok::Tensor& t, const std::vector<long double>& want,
-                                      double max_ulp, const Describe& describe = {}, UlpReport* report = nullptr) {
+                                      double max_ulp, const Describe& describe = {}, UlpReport* report = nullptr,
+                                      const std::function<double(size_t)>& abs_tol = {}) {
   static_assert(std::is_floating_point_v<T>);
   if (t.dtype() != wok::dtype_of<T>())
     return ::testing::AssertionFailure() << "op=" << op << ": result dtype " << dname(t.dtype()) << ", want "
@@ -158,6 +156,9 @@ template <typename T>
     double e = ulp_error<T>(got[i], want[i]);
     if (e > r.max_ulp || (std::isnan(e))) r = {e, i};
     if (e <= max_ulp) continue;
+    if (abs_tol && std::isfinite(want[i]) && std::isfinite(got[i]) &&
+        std::fabs(static_cast<long double>(got[i]) - want[i]) <= abs_tol(i))
+      continue;
     if (++bad <= 8)
       fail << "\n  " << where_str(op, t.dtype(), i, describe) << " got=" << fmt(got[i])
            << " want=" << fmt(static_cast<double>(want[i])) << " (" << e << " ulp > " << max_ulp << ")";
@@ -183,17 +184,20 @@ template <typename T>
   for (size_t i = 0; i < want.size(); ++i) {
     double g = static_cast<double>(got[i]), w = want[i];
     bool ok;
-    if (std::isnan(w) || std::isnan(g)) ok = std::isnan(w) && std::isnan(g);
-    else if (std::isinf(w) || std::isinf(g)) ok = g == w;
-    else ok = std::fabs(g - w) <= atol + rtol * std::fabs(w);
+    if (std::isnan(w) || std::isnan(g))
+      ok = std::isnan(w) && std::isnan(g);
+    else if (std::isinf(w) || std::isinf(g))
+      ok = g == w;
+    else
+      ok = std::fabs(g - w) <= atol + rtol * std::fabs(w);
     if (ok) continue;
     if (++bad <= 8)
       fail << "\n  " << where_str(op, t.dtype(), i, describe) << " got=" << fmt(got[i]) << " want=" << fmt(w)
            << " (|diff|=" << std::fabs(g - w) << ")";
   }
   if (bad == 0) return ::testing::AssertionSuccess();
-  return fail << "\n  " << bad << " of " << want.size() << " elements not close (rtol=" << rtol
-              << ", atol=" << atol << ")";
+  return fail << "\n  " << bad << " of " << want.size() << " elements not close (rtol=" << rtol << ", atol=" << atol
+              << ")";
 }
 
 // ---- inputs ---------------------------------------------------------------------------
@@ -235,9 +239,9 @@ std::vector<T> log_spread(size_t n, double lo_exp, double hi_exp, uint32_t seed)
 template <typename T>
 std::vector<T> special_values() {
   using L = std::numeric_limits<T>;
-  return {T(0),        -T(0),          T(1),          T(-1),          L::infinity(), -L::infinity(),
-          L::quiet_NaN(), L::min(),    -L::min(),     L::denorm_min(), -L::denorm_min(), L::max(),
-          L::lowest(),  L::epsilon(),  T(0.5),        T(-0.5),        T(1e-30),      T(-1e-30)};
+  return {T(0),           -T(0),        T(1),      T(-1),           L::infinity(),    -L::infinity(),
+          L::quiet_NaN(), L::min(),     -L::min(), L::denorm_min(), -L::denorm_min(), L::max(),
+          L::lowest(),    L::epsilon(), T(0.5),    T(-0.5),         T(1e-30),         T(-1e-30)};
 }
 
 // Integers worth trying in every integer op.
@@ -257,6 +261,20 @@ std::vector<T> concat_vec(std::vector<T> a, const std::vector<T>& b) {
 template <typename T>
 wok::Tensor tensor(const std::vector<T>& v, wok::Shape shape = {-1}) {
   return wok::from_vector(v, std::move(shape));
+}
+
+// Runs `fn` once per backend (JIT, then precompiled kernels), restoring the
+// backend in effect afterwards. Where the host has no JIT, both runs use
+// the precompiled kernels.
+template <typename Fn>
+void for_each_backend(Fn&& fn) {
+  const wok::Backend saved = wok::backend();
+  for (wok::Backend b : {wok::Backend::kJit, wok::Backend::kPrecompiled}) {
+    SCOPED_TRACE("backend " + std::string(wok::backend_name(b)));
+    wok::set_backend(b);
+    fn();
+  }
+  wok::set_backend(saved);
 }
 
 // Restores the pending limits on scope exit.

@@ -30,12 +30,13 @@ uint64_t bits_of(DT t, double v) {
   return b;
 }
 
-ax::Mem C(VecEmitter& e, DT t, double v) { return e.const_mem(t, v); }
+asmjit::Operand C(VecEmitter& e, DT t, double v) { return e.const_operand(t, v); }
 
+// c[0] x^(N-1) + ... + c[N-1], the order vm::horner rounds in.
 template <size_t N, typename T>
 ax::Vec horner(VecEmitter& e, DT t, const ax::Vec& x, const T (&c)[N]) {
-  ax::Vec acc = e.const_vec(t, c[0]);
-  for (size_t i = 1; i < N; ++i) acc = e.fma(t, acc, x, C(e, t, c[i]));
+  ax::Vec acc = e.fma(t, x, C(e, t, c[0]), C(e, t, c[1]));  // c0*x + c1 (the product is exact either way)
+  for (size_t i = 2; i < N; ++i) e.fma_acc(t, acc, x, C(e, t, c[i]));
   return acc;
 }
 
@@ -48,12 +49,14 @@ ExpK exp_k(DT t) {
   return {vmc::kLog2eD, vmc::kLn2HiD, vmc::kLn2LoD, vmc::kExpMinD, vmc::kExpMaxD, vmc::kRoundMagicD, 52, 1023};
 }
 
-// vm::expm1_reduced: returns expm1(r), sets n (integer lanes).
-ax::Vec expm1_reduced(VecEmitter& e, DT t, const ax::Vec& x, ax::Vec& n) {
+// vm::expm1_reduced: returns expm1(r), sets n (integer lanes) and nf (n as
+// a float).
+ax::Vec expm1_reduced(VecEmitter& e, DT t, const ax::Vec& x, ax::Vec& n, ax::Vec* nf_out = nullptr) {
   ExpK k = exp_k(t);
   ax::Vec tt = e.fma(t, x, C(e, t, k.log2e), C(e, t, k.magic));
   ax::Vec nf = e.sub(t, tt, C(e, t, k.magic));
-  n = e.int_sub(t, tt, e.const_bits(t, bits_of(t, k.magic)));
+  if (nf_out) *nf_out = nf;
+  n = e.int_sub(t, tt, e.const_bits_operand(t, bits_of(t, k.magic)));
   ax::Vec negnf = e.neg(t, nf);
   ax::Vec r = e.fma(t, negnf, C(e, t, k.ln2hi), x);
   r = e.fma(t, negnf, C(e, t, k.ln2lo), r);
@@ -65,14 +68,14 @@ ax::Vec expm1_reduced(VecEmitter& e, DT t, const ax::Vec& x, ax::Vec& n) {
 // vm::pow2i: (n + bias) << mantissa.
 ax::Vec pow2i(VecEmitter& e, DT t, const ax::Vec& n) {
   ExpK k = exp_k(t);
-  ax::Vec biased = e.int_add(t, n, e.const_bits(t, static_cast<uint64_t>(k.bias)));
+  ax::Vec biased = e.int_add(t, n, e.const_bits_operand(t, static_cast<uint64_t>(k.bias)));
   return e.shl(t, biased, k.mantissa);
 }
 
 ax::Vec copysign(VecEmitter& e, DT t, const ax::Vec& mag, const ax::Vec& sign) {
   uint64_t s = f32(t) ? 0x80000000u : 0x8000000000000000ull;
-  ax::Vec m = e.bit_and(t, mag, e.const_bits(t, ~s & (f32(t) ? 0xffffffffu : ~uint64_t{0})));
-  ax::Vec sg = e.bit_and(t, sign, e.const_bits(t, s));
+  ax::Vec m = e.bit_and(t, mag, e.const_bits_operand(t, ~s & (f32(t) ? 0xffffffffu : ~uint64_t{0})));
+  ax::Vec sg = e.bit_and(t, sign, e.const_bits_operand(t, s));
   return e.bit_or(t, m, sg);
 }
 
@@ -91,11 +94,12 @@ ax::Vec expm1_small(VecEmitter& e, DT t, const ax::Vec& x) {
 ax::Vec sincos_d(VecEmitter& e, const ax::Vec& x, int quadrant_shift) {
   ax::Vec tt = e.fma(F64, x, C(e, F64, vmc::kTwoOverPi), C(e, F64, vmc::kRoundMagicD));
   ax::Vec n = e.sub(F64, tt, C(e, F64, vmc::kRoundMagicD));
-  ax::Vec q = quadrant_shift ? e.int_add(F64, tt, e.const_bits(F64, static_cast<uint64_t>(quadrant_shift))) : tt;
+  ax::Vec q = quadrant_shift ? e.int_add(F64, tt, e.const_bits_operand(F64, static_cast<uint64_t>(quadrant_shift))) : tt;
   ax::Vec negn = e.neg(F64, n);
-  ax::Vec r = e.fma(F64, negn, C(e, F64, vmc::kPio2Hi), x);
-  r = e.fma(F64, negn, C(e, F64, vmc::kPio2Mid), r);
-  r = e.fma(F64, negn, C(e, F64, vmc::kPio2Lo), r);
+  ax::Vec r = e.fma(F64, negn, C(e, F64, vmc::kPio2Part1), x);
+  r = e.fma(F64, negn, C(e, F64, vmc::kPio2Part2), r);
+  r = e.fma(F64, negn, C(e, F64, vmc::kPio2Part3), r);
+  r = e.fma(F64, negn, C(e, F64, vmc::kPio2Part4), r);
   ax::Vec z = e.mul(F64, r, r);
   ax::Vec rz = e.mul(F64, r, z);
   ax::Vec s = e.fma(F64, rz, horner(e, F64, z, vmc::kSinPoly), r);
@@ -103,10 +107,14 @@ ax::Vec sincos_d(VecEmitter& e, const ax::Vec& x, int quadrant_shift) {
   ax::Vec c0 = e.fma(F64, z, C(e, F64, -0.5), C(e, F64, 1.0));
   ax::Vec c = e.fma(F64, zz, horner(e, F64, z, vmc::kCosPoly), c0);
   ax::Vec zero = e.zero(DType::kInt64);
-  Mask odd = e.cmp(DType::kInt64, Cmp::kNe, e.bit_and(DType::kInt64, q, e.const_bits(DType::kInt64, 1)), zero);
+  Mask odd = e.cmp(DType::kInt64, Cmp::kNe, e.bit_and(DType::kInt64, q, e.const_bits_operand(DType::kInt64, 1)), zero);
   ax::Vec v = e.blend(F64, odd, c, s);
-  Mask flip = e.cmp(DType::kInt64, Cmp::kNe, e.bit_and(DType::kInt64, q, e.const_bits(DType::kInt64, 2)), zero);
-  return e.blend(F64, flip, e.neg(F64, v), v);
+  Mask flip = e.cmp(DType::kInt64, Cmp::kNe, e.bit_and(DType::kInt64, q, e.const_bits_operand(DType::kInt64, 2)), zero);
+  v = e.blend(F64, flip, e.neg(F64, v), v);
+  Mask too_big = e.cmp(F64, Cmp::kGt, e.abs(F64, x), C(e, F64, vmc::kSinCosMax));
+  v = e.blend(F64, too_big, e.const_vec(F64, std::numeric_limits<double>::quiet_NaN()), v);
+  if (quadrant_shift == 0) v = e.blend(F64, e.cmp(F64, Cmp::kEq, x, C(e, F64, 0.0)), x, v);
+  return v;
 }
 
 ax::Vec sin_or_cos(VecEmitter& e, DT t, const ax::Vec& x, int shift) {
@@ -129,6 +137,11 @@ ax::Vec pow_special_cases(VecEmitter& e, DT t, const ax::Vec& a, const ax::Vec& 
   Mask unit = e.mask_and(t, e.cmp(t, Cmp::kEq, e.abs(t, a), one),
                          e.cmp(t, Cmp::kEq, e.abs(t, b), C(e, t, std::numeric_limits<double>::infinity())));
   r = e.blend(t, unit, one, r);
+  r = e.blend(t, e.cmp(t, Cmp::kEq, b, C(e, t, 1.0)), a, r);
+  r = e.blend(t, e.cmp(t, Cmp::kEq, b, C(e, t, 2.0)), e.mul(t, a, a), r);
+  r = e.blend(t, e.cmp(t, Cmp::kEq, b, C(e, t, -1.0)), e.div(t, one, a), r);
+  Mask root = e.mask_and(t, e.cmp(t, Cmp::kEq, b, C(e, t, 0.5)), e.cmp(t, Cmp::kGe, a, C(e, t, 0.0)));
+  r = e.blend(t, root, e.add(t, e.sqrt(t, a), C(e, t, 0.0)), r);
   Mask trivial = e.mask_or(t, e.cmp(t, Cmp::kEq, a, one), e.cmp(t, Cmp::kEq, b, C(e, t, 0.0)));
   return e.blend(t, trivial, one, r);
 }
@@ -139,12 +152,19 @@ ax::Vec emit_exp(VecEmitter& e, DT t, const ax::Vec& x) {
   ExpK k = exp_k(t);
   ax::Vec xc = e.max_raw(t, e.const_vec(t, k.min), x);  // x < min ? min : x
   xc = e.min_raw(t, e.const_vec(t, k.max), xc);         // xc > max ? max : xc
-  ax::Vec n;
-  ax::Vec p = expm1_reduced(e, t, xc, n);
-  ax::Vec h = e.shr_arith(int_of(t), n, 1);
-  ax::Vec s1 = pow2i(e, t, h);
-  ax::Vec s2 = pow2i(e, t, e.int_sub(t, n, h));
-  ax::Vec v = e.mul(t, e.fma(t, p, s1, s1), s2);
+  ax::Vec n, nf;
+  ax::Vec p = expm1_reduced(e, t, xc, n, &nf);
+  ax::Vec v;
+  if (e.avx512()) {
+    // vscalef(1 + p, n) rounds exactly like fma(p, s1, s1) * s2 below: the
+    // first product is a power-of-two scaling, exact in the normal range.
+    v = e.scale2(t, e.add(t, p, C(e, t, 1.0)), nf);
+  } else {
+    ax::Vec h = e.shr_arith(int_of(t), n, 1);
+    ax::Vec s1 = pow2i(e, t, h);
+    ax::Vec s2 = pow2i(e, t, e.int_sub(t, n, h));
+    v = e.mul(t, e.fma(t, p, s1, s1), s2);
+  }
   return keep_nan(e, t, x, v);
 }
 
@@ -171,12 +191,12 @@ ax::Vec emit_log(VecEmitter& e, DT t, const ax::Vec& x) {
 
   Mask sub = e.cmp(t, Cmp::kLt, x, C(e, t, min_normal));
   ax::Vec xs = e.blend(t, sub, e.mul(t, x, C(e, t, scale)), x);
-  ax::Vec ex = e.int_sub(t, e.shr_logical(t, xs, k.mantissa), e.const_bits(t, static_cast<uint64_t>(k.bias)));
-  ax::Vec m = e.bit_or(t, e.bit_and(t, xs, e.const_bits(t, mant_mask)), e.const_bits(t, one_bits));
+  ax::Vec ex = e.int_sub(t, e.shr_logical(t, xs, k.mantissa), e.const_bits_operand(t, static_cast<uint64_t>(k.bias)));
+  ax::Vec m = e.bit_or(t, e.bit_and(t, xs, e.const_bits_operand(t, mant_mask)), e.const_bits_operand(t, one_bits));
   Mask big = e.cmp(t, Cmp::kGt, m, C(e, t, vmc::kSqrt2));
   m = e.blend(t, big, e.mul(t, m, C(e, t, 0.5)), m);
-  ex = e.blend(t, big, e.int_add(t, ex, e.const_bits(t, 1)), ex);
-  ex = e.blend(t, sub, e.int_sub(t, ex, e.const_bits(t, static_cast<uint64_t>(k.mantissa))), ex);
+  ex = e.blend(t, big, e.int_add(t, ex, e.const_bits_operand(t, 1)), ex);
+  ex = e.blend(t, sub, e.int_sub(t, ex, e.const_bits_operand(t, static_cast<uint64_t>(k.mantissa))), ex);
   ax::Vec f = e.sub(t, m, C(e, t, 1.0));
   ax::Vec s = e.div(t, f, e.add(t, f, C(e, t, 2.0)));
   ax::Vec z = e.mul(t, s, s);
@@ -190,7 +210,7 @@ ax::Vec emit_log(VecEmitter& e, DT t, const ax::Vec& x) {
   if (f32(t)) {
     ef = e.cast(DType::kInt32, F32, ex);
   } else {
-    ax::Vec biased = e.int_add(t, ex, e.const_bits(t, bits_of(t, vmc::kRoundMagicD)));
+    ax::Vec biased = e.int_add(t, ex, e.const_bits_operand(t, bits_of(t, vmc::kRoundMagicD)));
     ef = e.sub(t, biased, C(e, t, vmc::kRoundMagicD));
   }
   ax::Vec res = e.fma(t, ef, C(e, t, k.ln2hi), e.fma(t, ef, C(e, t, k.ln2lo), l1p));
@@ -223,9 +243,59 @@ ax::Vec emit_erf(VecEmitter& e, DT t, const ax::Vec& x) {
   return keep_nan(e, t, x, res);
 }
 
+namespace {
+// vm::log_dd: log(x) as hi + lo.
+void log_dd(VecEmitter& e, const ax::Vec& x, ax::Vec& hi, ax::Vec& lo) {
+  const DT t = F64;
+  ExpK k = exp_k(t);
+  uint64_t mant_mask = (uint64_t{1} << 52) - 1;
+  uint64_t one_bits = uint64_t{1023} << 52;
+  Mask sub = e.cmp(t, Cmp::kLt, x, C(e, t, std::numeric_limits<double>::min()));
+  ax::Vec xs = e.blend(t, sub, e.mul(t, x, C(e, t, 4503599627370496.0)), x);
+  ax::Vec ex = e.int_sub(t, e.shr_logical(t, xs, 52), e.const_bits_operand(t, 1023));
+  ax::Vec m = e.bit_or(t, e.bit_and(t, xs, e.const_bits_operand(t, mant_mask)), e.const_bits_operand(t, one_bits));
+  Mask big = e.cmp(t, Cmp::kGt, m, C(e, t, vmc::kSqrt2));
+  m = e.blend(t, big, e.mul(t, m, C(e, t, 0.5)), m);
+  ex = e.blend(t, big, e.int_add(t, ex, e.const_bits_operand(t, 1)), ex);
+  ex = e.blend(t, sub, e.int_sub(t, ex, e.const_bits_operand(t, 52)), ex);
+  ax::Vec f = e.sub(t, m, C(e, t, 1.0));
+  ax::Vec u = e.add(t, f, C(e, t, 2.0));
+  ax::Vec u_lo = e.add(t, e.sub(t, e.const_vec(t, 2.0), u), f);
+  ax::Vec s = e.div(t, f, u);
+  ax::Vec negs = e.neg(t, s);
+  ax::Vec rem = e.fma(t, negs, u, f);
+  rem = e.fma(t, negs, u_lo, rem);
+  ax::Vec s_lo = e.div(t, rem, u);
+  ax::Vec z = e.mul(t, s, s);
+  ax::Vec r = e.mul(t, z, horner(e, t, z, vmc::kLogPolyD));
+  ax::Vec ef = e.sub(t, e.int_add(t, ex, e.const_bits_operand(t, bits_of(t, vmc::kRoundMagicD))),
+                     C(e, t, vmc::kRoundMagicD));
+  ax::Vec a = e.mul(t, ef, C(e, t, k.ln2hi));
+  ax::Vec b = e.mul(t, s, C(e, t, 2.0));
+  ax::Vec sum = e.add(t, a, b);
+  ax::Vec bb = e.sub(t, sum, a);
+  ax::Vec err = e.add(t, e.sub(t, a, e.sub(t, sum, bb)), e.sub(t, b, bb));
+  ax::Vec tail = e.add(t, err, e.fma(t, ef, C(e, t, k.ln2lo), e.fma(t, s, r, e.mul(t, s_lo, C(e, t, 2.0)))));
+  hi = e.add(t, sum, tail);
+  lo = e.sub(t, tail, e.sub(t, hi, sum));
+  Mask regular = e.mask_and(t, e.cmp(t, Cmp::kGt, x, C(e, t, 0.0)),
+                            e.cmp(t, Cmp::kLt, x, C(e, t, std::numeric_limits<double>::infinity())));
+  hi = e.blend(t, regular, hi, emit_log(e, t, x));
+  lo = e.blend(t, regular, lo, e.zero(t));
+}
+}  // namespace
+
 ax::Vec emit_pow(VecEmitter& e, DT t, const ax::Vec& a, const ax::Vec& b) {
   if (!f32(t)) {
-    ax::Vec r = emit_exp(e, F64, e.mul(F64, b, emit_log(e, F64, e.abs(F64, a))));
+    ax::Vec lh, ll;
+    log_dd(e, e.abs(F64, a), lh, ll);
+    ax::Vec y = e.mul(F64, b, lh);
+    ax::Vec y_lo = e.add(F64, e.fma(F64, b, lh, e.neg(F64, y)), e.mul(F64, b, ll));
+    Mask finite = e.cmp(F64, Cmp::kLt, e.abs(F64, y), C(e, F64, std::numeric_limits<double>::infinity()));
+    y_lo = e.blend(F64, finite, y_lo, e.zero(F64));
+    ax::Vec r = emit_exp(e, F64, y);
+    Mask r_finite = e.cmp(F64, Cmp::kLt, e.abs(F64, r), C(e, F64, std::numeric_limits<double>::infinity()));
+    r = e.blend(F64, r_finite, e.fma(F64, r, y_lo, r), r);
     return pow_special_cases(e, F64, a, b, r);
   }
   ax::Vec ad = e.cast(F32, F64, e.abs(F32, a));

@@ -63,6 +63,10 @@ ax::Vec VecEmitter::vec_of_bytes(int bytes) {
 
 ax::Vec VecEmitter::new_vec(DType t) { return vec_of_bytes(reg_bytes(t)); }
 
+namespace {
+uint64_t constant_bits(DType t, double value);
+}  // namespace
+
 ax::Mem VecEmitter::const_bits(DType t, uint64_t bits) {
   int width = reg_bytes(t);
   int lane = lane_width(t);
@@ -75,23 +79,42 @@ ax::Mem VecEmitter::const_bits(DType t, uint64_t bits) {
   return m;
 }
 
-ax::Mem VecEmitter::const_mem(DType t, double value) {
+ax::Mem VecEmitter::const_mem(DType t, double value) { return const_bits(t, constant_bits(t, value)); }
+
+namespace {
+uint64_t constant_bits(DType t, double value) {
   uint64_t bits = 0;
-  if (t == DType::kBool) {
-    bits = value != 0 ? 1 : 0;
-  } else {
-    visit_dtype(t, [&](auto tag) {
-      using T = decltype(tag);
-      T v = Scalar(value).cast(t).to<T>();
-      std::memcpy(&bits, &v, sizeof v);
-    });
-  }
-  return const_bits(t, bits);
+  if (t == DType::kBool) return value != 0 ? 1 : 0;
+  visit_dtype(t, [&](auto tag) {
+    using T = decltype(tag);
+    T v = Scalar(value).cast(t).to<T>();
+    std::memcpy(&bits, &v, sizeof v);
+  });
+  return bits;
+}
+}  // namespace
+
+asmjit::Operand VecEmitter::const_bits_operand(DType t, uint64_t bits) {
+  if (!avx512_ || !preamble_) return const_bits(t, bits);
+  auto key = std::make_pair(reg_bytes(t) * 16 + lane_width(t), bits);
+  if (auto it = hoisted_.find(key); it != hoisted_.end()) return it->second;
+  ax::Mem m = const_bits(t, bits);
+  ax::Vec r = new_vec(t);
+  asmjit::BaseNode* here = cc_.setCursor(preamble_);
+  cc_.vmovups(r, m);
+  preamble_ = cc_.cursor();
+  cc_.setCursor(here);
+  hoisted_.emplace(key, r);
+  return r;
 }
 
+asmjit::Operand VecEmitter::const_operand(DType t, double value) { return const_bits_operand(t, constant_bits(t, value)); }
+
 ax::Vec VecEmitter::const_vec(DType t, double value) {
+  asmjit::Operand op = const_operand(t, value);
+  if (op.isReg()) return op.as<ax::Vec>();
   ax::Vec r = new_vec(t);
-  cc_.vmovups(r, const_mem(t, value));
+  cc_.vmovups(r, op.as<ax::Mem>());
   return r;
 }
 
@@ -221,14 +244,24 @@ ax::Vec VecEmitter::fma(DType t, const ax::Vec& a, const Operand& b, const Opera
   return r;
 }
 
+void VecEmitter::fma_acc(DType t, const ax::Vec& acc, const ax::Vec& x, const Operand& c) {
+  cc_.emit(is_f32(t) ? I::kIdVfmadd213ps : I::kIdVfmadd213pd, acc, x, c);  // acc = acc*x + c
+}
+
+ax::Vec VecEmitter::scale2(DType t, const ax::Vec& a, const ax::Vec& n) {
+  ax::Vec r = new_vec(t);
+  cc_.emit(is_f32(t) ? I::kIdVscalefps : I::kIdVscalefpd, r, a, n);
+  return r;
+}
+
 ax::Vec VecEmitter::neg(DType t, const ax::Vec& a) {
-  if (is_floating(t)) return bit_xor(t, a, const_bits(t, is_f32(t) ? 0x80000000u : 0x8000000000000000ull));
+  if (is_floating(t)) return bit_xor(t, a, const_bits_operand(t, is_f32(t) ? 0x80000000u : 0x8000000000000000ull));
   ax::Vec z = zero(t);
   return sub(t, z, a);
 }
 
 ax::Vec VecEmitter::abs(DType t, const ax::Vec& a) {
-  if (is_floating(t)) return bit_and(t, a, const_bits(t, is_f32(t) ? 0x7fffffffu : 0x7fffffffffffffffull));
+  if (is_floating(t)) return bit_and(t, a, const_bits_operand(t, is_f32(t) ? 0x7fffffffu : 0x7fffffffffffffffull));
   ax::Vec r = new_vec(t);
   if (t == DType::kInt32) {
     cc_.vpabsd(r, a);
@@ -432,7 +465,7 @@ Mask VecEmitter::mask_not(DType t, const Mask& a) {
     cc_.knotq(m.k, a.k);
   } else {
     m.v = new_vec(t);
-    cc_.vxorps(m.v, a.v, const_bits(t, ~uint64_t{0}));
+    cc_.emit(I::kIdVxorps, m.v, a.v, const_bits_operand(t, ~uint64_t{0}));
   }
   return m;
 }

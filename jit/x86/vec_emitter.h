@@ -37,6 +37,9 @@ class VecEmitter {
  public:
   VecEmitter(ax::Compiler& cc, bool avx512, int lanes);
 
+  // Where hoisted constants are loaded: call at function entry.
+  void mark_preamble() { preamble_ = cc_.cursor(); }
+
   ax::Compiler& cc() { return cc_; }
   bool avx512() const { return avx512_; }
   int lanes() const { return lanes_; }
@@ -50,6 +53,12 @@ class VecEmitter {
   // instructions take them straight from memory.
   ax::Mem const_mem(DType t, double value);
   ax::Mem const_bits(DType t, uint64_t bits);
+  // A constant as an instruction operand: on AVX-512 a register loaded once
+  // at function entry (32 registers leave room), on AVX2 the pool memory.
+  // Never write to it.
+  asmjit::Operand const_operand(DType t, double value);
+  asmjit::Operand const_bits_operand(DType t, uint64_t bits);
+  // A constant in a register (hoisted on AVX-512; read only).
   ax::Vec const_vec(DType t, double value);
   ax::Vec const_scalar(DType t, const Scalar& value);  // exact, also for int64
   ax::Vec zero(DType t);
@@ -66,6 +75,10 @@ class VecEmitter {
   ax::Vec mul(DType t, const ax::Vec& a, const asmjit::Operand& b);
   ax::Vec div(DType t, const ax::Vec& a, const asmjit::Operand& b);  // floats
   ax::Vec fma(DType t, const ax::Vec& a, const asmjit::Operand& b, const asmjit::Operand& c);  // a*b + c
+  // acc = acc*x + c in place; acc must be a temporary the caller owns.
+  void fma_acc(DType t, const ax::Vec& acc, const ax::Vec& x, const asmjit::Operand& c);
+  // a * 2^n for float n holding integers (vscalef; AVX-512 only).
+  ax::Vec scale2(DType t, const ax::Vec& a, const ax::Vec& n);
   ax::Vec neg(DType t, const ax::Vec& a);
   ax::Vec abs(DType t, const ax::Vec& a);
   ax::Vec sqrt(DType t, const ax::Vec& a);
@@ -115,6 +128,8 @@ class VecEmitter {
   bool avx512_;
   int lanes_;
   std::map<std::pair<int, uint64_t>, ax::Mem> consts_;
+  std::map<std::pair<int, uint64_t>, ax::Vec> hoisted_;
+  asmjit::BaseNode* preamble_ = nullptr;
 };
 
 }  // namespace wok::jit::x86

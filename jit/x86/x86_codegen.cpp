@@ -141,7 +141,7 @@ ax::Vec KernelGenerator::emit_instr(const ScalarInstr& in, const ax::Gp& j, int 
       if (bounce) return e.load(t, bounce_[in.index]);
       return e.load(t, ax::ptr(run_ptr_[in.index], j, shift_of(t), offset * static_cast<int>(itemsize(t))));
     }
-    case ScalarOp::kConst: return e.const_scalar(t, in.constant);
+    case ScalarOp::kConst: return e.const_scalar(t, in.constant);  // per call: hoisted by level
     case ScalarOp::kCast: return e.cast(arg_t(0), t, arg(0));
     case ScalarOp::kNeg: return e.neg(t, arg(0));
     case ScalarOp::kAbs: return e.abs(t, arg(0));
@@ -155,7 +155,7 @@ ax::Vec KernelGenerator::emit_instr(const ScalarInstr& in, const ax::Gp& j, int 
     case ScalarOp::kFloor: return e.round(t, arg(0), 0x09);
     case ScalarOp::kCeil: return e.round(t, arg(0), 0x0A);
     case ScalarOp::kRound: return e.round(t, arg(0), 0x08);
-    case ScalarOp::kNot: return e.bit_xor(t, arg(0), e.const_mem(DType::kBool, 1));
+    case ScalarOp::kNot: return e.bit_xor(t, arg(0), e.const_operand(DType::kBool, 1));
     case ScalarOp::kAdd: return e.add(t, arg(0), arg(1));
     case ScalarOp::kSub: return e.sub(t, arg(0), arg(1));
     case ScalarOp::kMul: return e.mul(t, arg(0), arg(1));
@@ -300,6 +300,7 @@ void KernelGenerator::generate() {
   fn->setArg(0, args);
   fn->setArg(1, begin);
   fn->setArg(2, end);
+  e_.mark_preamble();
   Label done = cc_.newLabel();
   cc_.cmp(begin, end);
   cc_.jge(done);

@@ -3,12 +3,16 @@
 // operands so the compiler vectorizes them.
 #pragma once
 
+#include "wok/runtime/kernels/cpu/isa.h"
+
 #include <type_traits>
 
 #include "wok/runtime/kernels/cpu/strided_loop.h"
 #include "wok/runtime/thread_pool.h"
 
 namespace wok::cpu {
+// Per instruction-set build, like vm:: (see vec_math.h).
+inline namespace WOK_ISA_NS {
 
 // Integer arithmetic wraps around like the JIT's instructions do, instead of
 // being undefined on overflow.
@@ -117,4 +121,5 @@ void ternary_loop(const KernelContext& ctx, F f) {
   });
 }
 
+}  // inline namespace WOK_ISA_NS
 }  // namespace wok::cpu

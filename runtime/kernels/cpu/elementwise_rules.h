@@ -3,6 +3,8 @@
 // (input, output) pairs its op can produce.
 #pragma once
 
+#include "wok/runtime/kernels/cpu/isa.h"
+
 #include <cstdint>
 #include <string>
 #include <type_traits>
@@ -13,6 +15,8 @@
 #include "wok/runtime/op_registry.h"
 
 namespace wok::cpu {
+// Per instruction-set build, like vm:: (see vec_math.h).
+inline namespace WOK_ISA_NS {
 
 enum class Rule { kSame, kFloat, kBool, kArith };
 
@@ -30,4 +34,5 @@ using rule_out_t = std::conditional_t<
   throw DTypeError("precompiled kernel for '" + ctx.op.name() + "' does not take " + std::string(dtype_name(t)));
 }
 
+}  // inline namespace WOK_ISA_NS
 }  // namespace wok::cpu

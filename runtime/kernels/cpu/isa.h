@@ -13,7 +13,8 @@
 
 namespace wok {
 class OpRegistry;
-namespace cpu::WOK_ISA_NS {
+namespace cpu {
+inline namespace WOK_ISA_NS {
 // One per kernel family; register_kernels.cpp calls them all.
 void register_unary_kernels(OpRegistry& r);
 void register_binary_kernels(OpRegistry& r);
@@ -21,5 +22,6 @@ void register_misc_elementwise_kernels(OpRegistry& r);
 void register_reduction_kernels(OpRegistry& r);
 void register_movement_kernels(OpRegistry& r);
 void register_matmul_kernels(OpRegistry& r);
-}  // namespace cpu::WOK_ISA_NS
+}  // inline namespace WOK_ISA_NS
+}  // namespace cpu
 }  // namespace wok

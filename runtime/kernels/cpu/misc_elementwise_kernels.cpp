@@ -4,6 +4,8 @@
 #include "wok/runtime/kernels/cpu/isa.h"
 #include "wok/runtime/kernels/cpu/vec_math.h"
 
+#include <limits>
+
 namespace wok::cpu::WOK_ISA_NS {
 
 namespace {
@@ -29,12 +31,26 @@ void clamp_kernel(const KernelContext& ctx) {
   });
 }
 
+// Float to integer: truncation, and for nan, infinities and values out of
+// range the most negative integer, as x86's conversion instructions (and so
+// the JIT) give. Spelled out because static_cast is undefined there.
+template <typename Out, typename In>
+inline Out float_to_int(In x) {
+  constexpr In kLimit = static_cast<In>(std::numeric_limits<Out>::max()) + In(1);  // 2^31 or 2^63, exact
+  bool out_of_range = !(x > -kLimit - In(1) && x < kLimit);  // also true for nan
+  return out_of_range ? std::numeric_limits<Out>::min() : static_cast<Out>(x);
+}
+
 void cast_kernel(const KernelContext& ctx) {
   visit_dtype(ctx.inputs[0].dtype, [&](auto in_tag) {
     using In = decltype(in_tag);
     visit_dtype(ctx.outputs[0].dtype, [&](auto out_tag) {
       using Out = decltype(out_tag);
-      unary_loop<In, In, Out>(ctx, [](In x) { return x; });
+      if constexpr (std::is_floating_point_v<In> && is_wrapping_int_v<Out>) {
+        unary_loop<In, In, Out>(ctx, [](In x) { return float_to_int<Out>(x); });
+      } else {
+        unary_loop<In, In, Out>(ctx, [](In x) { return x; });
+      }
     });
   });
 }

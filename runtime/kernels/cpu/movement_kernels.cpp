@@ -25,8 +25,9 @@ namespace {
 
 // Bytes worth a parallel chunk.
 constexpr int64_t kGrainBytes = 1 << 17;
-// Side of the square tiles of a transpose: two tiles fit in L1.
-constexpr int64_t kTile = 32;
+// Side of the square tiles of a transpose (a tile is at most 32 KiB).
+template <typename U>
+inline constexpr int64_t kTile = sizeof(U) == 1 ? 128 : 64;
 
 struct Dim {
   int64_t size, stride;  // stride in input elements
@@ -105,20 +106,25 @@ void copy_rows(const std::vector<Dim>& dims, const U* in, U* out) {
   const int64_t len = inner.size, s = inner.stride;
   const int64_t grain = std::max<int64_t>(1, kGrainBytes / static_cast<int64_t>(len * sizeof(U)));
   parallel_for(rows, grain, [&](int64_t b, int64_t e) {
+    // Locals, not captures: stores through a 1-byte U may alias anything
+    // reached through the closure, which would keep the loops scalar.
+    const int64_t n = len, step = s;
+    U* const out0 = out;
+    const U* const in0 = in;
     Walker w(dims, nouter);
     w.seek(b);
     for (int64_t r = b; r < e; ++r, w.next()) {
-      U* __restrict o = out + r * len;
-      const U* __restrict p = in + w.off;
-      if (s == 1) {
-        std::memcpy(o, p, static_cast<size_t>(len) * sizeof(U));
-      } else if (s == 0) {
+      U* __restrict o = out0 + r * n;
+      const U* __restrict p = in0 + w.off;
+      if (step == 1) {
+        std::memcpy(o, p, static_cast<size_t>(n) * sizeof(U));
+      } else if (step == 0) {
         const U v = p[0];
-        for (int64_t j = 0; j < len; ++j) o[j] = v;
-      } else if (s == -1) {
-        for (int64_t j = 0; j < len; ++j) o[j] = p[-j];
+        for (int64_t j = 0; j < n; ++j) o[j] = v;
+      } else if (step == -1) {
+        for (int64_t j = 0; j < n; ++j) o[j] = p[-j];
       } else {
-        for (int64_t j = 0; j < len; ++j) o[j] = p[j * s];
+        for (int64_t j = 0; j < n; ++j) o[j] = p[j * step];
       }
     }
   });
@@ -142,14 +148,26 @@ void copy_view(std::vector<Dim> dims, const U* in, U* out) {
 
 // ---- permute -------------------------------------------------------------------------
 
-// out[a * oa + b] = in[a + b * ib] over a tile, a < na, b < nb.
+// out[a * oa + b] = in[a + b * ib] over a tile, a < na, b < nb. The tile
+// goes through a local buffer: rows of the input are read contiguously and
+// rows of the output written contiguously, and the strided accesses stay in
+// L1 (power-of-two strides would otherwise map a tile's rows to one cache
+// set).
 template <typename U>
 inline void transpose_tile(const U* __restrict in, U* __restrict out, int64_t na, int64_t nb, int64_t ib, int64_t oa) {
-  for (int64_t a = 0; a < na; ++a) {
-    U* __restrict o = out + a * oa;
-    const U* __restrict p = in + a;
-    for (int64_t b = 0; b < nb; ++b) o[b] = p[b * ib];
+  constexpr int64_t T = kTile<U>;
+  U buf[T][T];  // buf[b][a]
+  if (na == T && nb == T) {
+    for (int64_t b = 0; b < T; ++b)
+      for (int64_t a = 0; a < T; ++a) buf[b][a] = in[a + b * ib];
+    for (int64_t a = 0; a < T; ++a)
+      for (int64_t b = 0; b < T; ++b) out[a * oa + b] = buf[b][a];
+    return;
   }
+  for (int64_t b = 0; b < nb; ++b)
+    for (int64_t a = 0; a < na; ++a) buf[b][a] = in[a + b * ib];
+  for (int64_t a = 0; a < na; ++a)
+    for (int64_t b = 0; b < nb; ++b) out[a * oa + b] = buf[b][a];
 }
 
 template <typename U>
@@ -184,18 +202,19 @@ void permute_typed(const Shape& in_shape, const std::vector<int64_t>& perm, cons
   }
   int64_t nbatch = 1;
   for (const Dim& d : batch_in) nbatch *= d.size;
-  // Units: one batch entry times a band of kTile rows of A.
-  const int64_t bands = (A + kTile - 1) / kTile;
-  const int64_t unit_bytes = std::min(A, kTile) * B * static_cast<int64_t>(sizeof(U));
+  // Units: one batch entry times a band of T rows of A.
+  constexpr int64_t T = kTile<U>;
+  const int64_t bands = (A + T - 1) / T;
+  const int64_t unit_bytes = std::min(A, T) * B * static_cast<int64_t>(sizeof(U));
   parallel_for(nbatch * bands, std::max<int64_t>(1, kGrainBytes / unit_bytes), [&](int64_t b, int64_t e) {
     Walker wi(batch_in, static_cast<int>(batch_in.size())), wo(batch_out, static_cast<int>(batch_out.size()));
     for (int64_t u = b; u < e; ++u) {
-      const int64_t bi = u / bands, a0 = (u % bands) * kTile;
+      const int64_t bi = u / bands, a0 = (u % bands) * T;
       wi.seek(bi);
       wo.seek(bi);
-      const int64_t na = std::min(kTile, A - a0);
-      for (int64_t b0 = 0; b0 < B; b0 += kTile)
-        transpose_tile<U>(in + wi.off + a0 + b0 * ib, out + wo.off + a0 * oa + b0, na, std::min(kTile, B - b0), ib, oa);
+      const int64_t na = std::min(T, A - a0);
+      for (int64_t b0 = 0; b0 < B; b0 += T)
+        transpose_tile<U>(in + wi.off + a0 + b0 * ib, out + wo.off + a0 * oa + b0, na, std::min(T, B - b0), ib, oa);
     }
   });
 }

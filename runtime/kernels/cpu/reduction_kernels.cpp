@@ -49,7 +49,7 @@ constexpr int64_t kChunk = 1 << 16;
 constexpr int64_t kGrain = 1 << 15;
 // Bytes of accumulators per column tile in the "outer" loop (they stay in
 // L1), and input elements per unit there.
-constexpr int64_t kColTileBytes = 16384;
+constexpr int64_t kColTileBytes = 32768;
 constexpr int64_t kOuterChunk = 1 << 18;
 // Inner kept runs up to this long are reduced as one flat stream.
 constexpr int64_t kSmallRow = 16;
@@ -141,7 +141,8 @@ struct ArgmaxOp {
   static constexpr bool kPairwise = false;
   static constexpr bool kIndexed = true;
   // x beats the best so far: greater, or the first nan.
-  static bool better(T x, T best) { return x > best || (is_nan(x) && !is_nan(best)); }
+  // Bitwise, not short-circuit, so that loops over it if-convert and vectorize.
+  static bool better(T x, T best) { return (x > best) | (is_nan(x) & !is_nan(best)); }
   static P first(In x, int64_t i) { return {x, i}; }
   static P step(P a, In x, int64_t i) {
     bool b = better(x, a.v);
@@ -151,6 +152,19 @@ struct ArgmaxOp {
   static Out finish(P a, int64_t) { return a.i; }
   static Out empty() { return 0; }  // rejected by the shape rule
 };
+
+// Combines partial results of lanes that interleave (not consecutive
+// ranges): argmax breaks ties by index instead of by order.
+template <class Op>
+typename Op::P merge_lanes(typename Op::P a, typename Op::P b) {
+  if constexpr (Op::kIndexed) {
+    if (Op::better(b.v, a.v)) return b;
+    if (Op::better(a.v, b.v)) return a;
+    return b.i < a.i ? b : a;
+  } else {
+    return Op::merge(a, b);
+  }
+}
 
 // ---- cascades: pairwise combination of a stream of partial results ----------------
 
@@ -301,6 +315,24 @@ typename Op::P seq_run(const typename Op::In* x, int64_t n, int64_t idx0) {
   return a;
 }
 
+// Four accumulators in named variables (they stay in registers; a short
+// array of lanes gets folded through the stack), n >= 4.
+template <class Op>
+typename Op::P quad_run(const typename Op::In* __restrict x, int64_t n) {
+  typename Op::P a0 = Op::first(x[0], 0), a1 = Op::first(x[1], 0), a2 = Op::first(x[2], 0), a3 = Op::first(x[3], 0);
+  int64_t i = 4;
+  for (; i + 4 <= n; i += 4) {
+    a0 = Op::step(a0, x[i], 0);
+    a1 = Op::step(a1, x[i + 1], 0);
+    a2 = Op::step(a2, x[i + 2], 0);
+    a3 = Op::step(a3, x[i + 3], 0);
+  }
+  if (i < n) a0 = Op::step(a0, x[i], 0);
+  if (i + 1 < n) a1 = Op::step(a1, x[i + 1], 0);
+  if (i + 2 < n) a2 = Op::step(a2, x[i + 2], 0);
+  return Op::merge(Op::merge(a0, a2), Op::merge(a1, a3));
+}
+
 // Lanes: 8 vectors' worth for long runs, one vector's worth for short ones.
 template <typename P>
 inline constexpr int kWideLanes = std::max(16, 8 * kVecBytes / static_cast<int>(sizeof(P)));
@@ -312,7 +344,7 @@ typename Op::P lanes_run(const typename Op::In* x, int64_t n, int64_t idx0) {
   using P = typename Op::P;
   if (n >= 4 * kWideLanes<P>) return lane_run<Op, kWideLanes<P>>(x, n);
   if (n >= 2 * kNarrowLanes<P>) return lane_run<Op, kNarrowLanes<P>>(x, n);
-  if (n >= 8) return lane_run<Op, 4>(x, n);
+  if (n >= 8) return quad_run<Op>(x, n);
   return seq_run<Op>(x, n, idx0);
 }
 
@@ -422,65 +454,6 @@ ReduceLayout make_layout(const Shape& shape, const std::vector<int64_t>& axes) {
 
 // ---- the two loops ---------------------------------------------------------------------
 
-// Innermost group reduced: output o reduces pieces of at most kChunk
-// contiguous elements; consecutive pieces form units of about kChunk.
-template <class Op>
-void reduce_inner(const ReduceLayout& l, const typename Op::In* in, typename Op::Out* out) {
-  using P = typename Op::P;
-  const int64_t L = l.red.back().size;
-  const size_t nrp = l.red.size() - 1;  // the other reduced groups
-  const int64_t C = (L + kChunk - 1) / kChunk;
-  const int64_t npieces = (l.count / L) * C;
-  const int64_t G = L >= kChunk ? 1 : kChunk / L;
-  const int64_t S = (npieces + G - 1) / G;
-  const int64_t O = l.out_numel;
-
-  auto unit = [&](int64_t base, int64_t s) -> P {
-    if (npieces == 1) return run<Op>(in + base, L, 0);
-    const int64_t p0 = s * G, p1 = std::min(npieces, p0 + G);
-    Odometer ro(l.red, nrp);
-    int64_t rp = p0 / C, c = p0 % C;
-    ro.seek(rp);
-    ScalarCascade<Op> cas;
-    P acc{};
-    for (int64_t p = p0; p < p1; ++p) {
-      const int64_t start = c * kChunk;
-      P part = run<Op>(in + base + ro.off + start, std::min(kChunk, L - start), rp * L + start);
-      if constexpr (Op::kPairwise) cas.push(part);
-      else acc = p == p0 ? part : Op::merge(acc, part);
-      if (++c == C) {
-        c = 0;
-        ++rp;
-        ro.next();
-      }
-    }
-    if constexpr (Op::kPairwise) return cas.result();
-    else return acc;
-  };
-
-  if (S == 1) {
-    parallel_for(O, std::max<int64_t>(1, kGrain / l.count), [&](int64_t b, int64_t e) {
-      Odometer ko(l.kept, l.kept.size());
-      ko.seek(b);
-      for (int64_t o = b; o < e; ++o, ko.next()) out[o] = Op::finish(unit(ko.off, 0), l.count);
-    });
-    return;
-  }
-  std::unique_ptr<P[]> parts(new P[static_cast<size_t>(O * S)]);
-  parallel_for(O * S, 1, [&](int64_t b, int64_t e) {
-    Odometer ko(l.kept, l.kept.size());
-    for (int64_t u = b; u < e; ++u) {
-      ko.seek(u / S);
-      parts[static_cast<size_t>(u)] = unit(ko.off, u % S);
-    }
-  });
-  for (int64_t o = 0; o < O; ++o) {
-    P* p = &parts[static_cast<size_t>(o * S)];
-    tree_merge<Op>(p, S, 1, 1);
-    out[o] = Op::finish(p[0], l.count);
-  }
-}
-
 // acc[j] = step(acc[j], row[j]) or first(row[j]).
 template <class Op>
 void row_first(typename Op::P* __restrict acc, const typename Op::In* __restrict row, int64_t n, int64_t r) {
@@ -516,10 +489,103 @@ void rows_step(typename Op::P* tile, const typename Op::In* base, Odometer& ro, 
   for (; r < e; ++r, ro.next()) row_step<Op>(tile, base + ro.off, n, r);
 }
 
+// argmax of rows: values and row numbers in separate arrays (row numbers
+// relative to r0, as wide as the values), four rows per pass, so the select
+// loop vectorizes. The loop compares with '>' only and flags columns that
+// saw a nan; flagged columns are rescanned for their first nan afterwards
+// (nan-aware compares in a chain of selects keep GCC from vectorizing).
+template <typename T>
+void argmax_rows(const T* base, Odometer& ro, int64_t r0, int64_t r1, int64_t n, ArgP<T>* tile) {
+  using I = std::conditional_t<sizeof(T) == 8, int64_t, int32_t>;
+  constexpr bool kFloat = std::is_floating_point_v<T>;
+  constexpr int64_t kMax = kColTileBytes / sizeof(ArgP<T>);
+  T v[kMax];
+  I idx[kMax];
+  I nan[kFloat ? kMax : 1];
+  const Odometer start = ro;
+  {
+    const T* __restrict x = base + ro.off;
+    for (int64_t j = 0; j < n; ++j) {
+      v[j] = x[j];
+      idx[j] = 0;
+      if constexpr (kFloat) nan[j] = x[j] != x[j];
+    }
+    ro.next();
+  }
+  int64_t r = r0 + 1;
+  for (; r + 4 <= r1; r += 4) {
+    const T* __restrict x0 = base + ro.off;
+    ro.next();
+    const T* __restrict x1 = base + ro.off;
+    ro.next();
+    const T* __restrict x2 = base + ro.off;
+    ro.next();
+    const T* __restrict x3 = base + ro.off;
+    ro.next();
+    const I rr = static_cast<I>(r - r0);
+    for (int64_t j = 0; j < n; ++j) {
+      const T a = x0[j], b = x1[j], c = x2[j], d = x3[j];
+      T best = v[j];
+      I at = idx[j];
+      bool g = a > best;
+      best = g ? a : best;
+      at = g ? rr : at;
+      g = b > best;
+      best = g ? b : best;
+      at = g ? static_cast<I>(rr + 1) : at;
+      g = c > best;
+      best = g ? c : best;
+      at = g ? static_cast<I>(rr + 2) : at;
+      g = d > best;
+      best = g ? d : best;
+      at = g ? static_cast<I>(rr + 3) : at;
+      v[j] = best;
+      idx[j] = at;
+      if constexpr (kFloat) nan[j] |= static_cast<I>((a != a) | (b != b) | (c != c) | (d != d));
+    }
+  }
+  for (; r < r1; ++r, ro.next()) {
+    const T* __restrict x = base + ro.off;
+    const I rr = static_cast<I>(r - r0);
+    for (int64_t j = 0; j < n; ++j) {
+      const T a = x[j];
+      const bool g = a > v[j];
+      v[j] = g ? a : v[j];
+      idx[j] = g ? rr : idx[j];
+      if constexpr (kFloat) nan[j] |= static_cast<I>(a != a);
+    }
+  }
+  if constexpr (kFloat) {
+    std::vector<int64_t> cols;
+    for (int64_t j = 0; j < n; ++j)
+      if (nan[j]) cols.push_back(j);
+    Odometer w = start;
+    for (int64_t q = r0; q < r1 && !cols.empty(); ++q, w.next()) {
+      const T* x = base + w.off;
+      for (size_t c = 0; c < cols.size();) {
+        const int64_t j = cols[c];
+        if (x[j] != x[j]) {
+          v[j] = x[j];
+          idx[j] = static_cast<I>(q - r0);
+          cols[c] = cols.back();
+          cols.pop_back();
+        } else {
+          ++c;
+        }
+      }
+    }
+  }
+  for (int64_t j = 0; j < n; ++j) tile[j] = {v[j], r0 + idx[j]};
+}
+
 // tile[0, n) = reduction of rows [r0, r1) (at least one), columns [0, n)
 // from `base`; the odometer is seeked to r0.
 template <class Op>
 void rows_unit(const typename Op::In* base, Odometer& ro, int64_t r0, int64_t r1, int64_t n, typename Op::P* tile) {
+  if constexpr (Op::kIndexed) {
+    argmax_rows(base, ro, r0, r1, n, tile);
+    return;
+  }
   if (!Op::kPairwise || r1 - r0 <= kRowBlock) {
     row_first<Op>(tile, base + ro.off, n, r0);
     ro.next();
@@ -536,6 +602,107 @@ void rows_unit(const typename Op::In* base, Odometer& ro, int64_t r0, int64_t r1
       cas.push(tile);
     }
     cas.result(tile);
+  }
+}
+
+// out[o] = reduction of x[o * L, (o + 1) * L) for o in [b, e).
+template <class Op, int L>
+void short_rows(const typename Op::In* __restrict x, typename Op::Out* __restrict out, int64_t b, int64_t e) {
+  for (int64_t o = b; o < e; ++o) {
+    typename Op::P a = Op::first(x[o * L], 0);
+    for (int l = 1; l < L; ++l) a = Op::step(a, x[o * L + l], l);
+    out[o] = Op::finish(a, L);
+  }
+}
+
+// Innermost group reduced: output o reduces pieces of at most kChunk
+// contiguous elements; consecutive pieces form units of about kChunk.
+template <class Op>
+void reduce_inner(const ReduceLayout& l, const typename Op::In* in, typename Op::Out* out) {
+  using P = typename Op::P;
+  const int64_t L = l.red.back().size;
+  const size_t nrp = l.red.size() - 1;  // the other reduced groups
+  const int64_t C = (L + kChunk - 1) / kChunk;
+  const int64_t npieces = (l.count / L) * C;
+  const int64_t G = L >= kChunk ? 1 : kChunk / L;
+  const int64_t S = (npieces + G - 1) / G;
+  const int64_t O = l.out_numel;
+
+  auto unit = [&](int64_t base, int64_t s) -> P {
+    if (npieces == 1) return run<Op>(in + base, L, 0);
+    const int64_t p0 = s * G, p1 = std::min(npieces, p0 + G);
+    if (L < kSmallRow) {
+      // Short runs under outer reduced dims: accumulate the runs as rows of
+      // L columns, then fold the columns.
+      P tile[kSmallRow];
+      Odometer ro(l.red, nrp);
+      ro.seek(p0);
+      rows_unit<Op>(in + base, ro, p0, p1, L, tile);
+      if constexpr (Op::kIndexed)
+        for (int64_t j = 0; j < L; ++j) tile[j].i = tile[j].i * L + j;
+      P acc = tile[0];
+      for (int64_t j = 1; j < L; ++j) acc = merge_lanes<Op>(acc, tile[j]);
+      return acc;
+    }
+    Odometer ro(l.red, nrp);
+    int64_t rp = p0 / C, c = p0 % C;
+    ro.seek(rp);
+    ScalarCascade<Op> cas;
+    P acc{};
+    for (int64_t p = p0; p < p1; ++p) {
+      const int64_t start = c * kChunk;
+      P part = run<Op>(in + base + ro.off + start, std::min(kChunk, L - start), rp * L + start);
+      if constexpr (Op::kPairwise) cas.push(part);
+      else acc = p == p0 ? part : Op::merge(acc, part);
+      if (++c == C) {
+        c = 0;
+        ++rp;
+        ro.next();
+      }
+    }
+    if constexpr (Op::kPairwise) return cas.result();
+    else return acc;
+  };
+
+  if (S == 1) {
+    const int64_t grain = std::max<int64_t>(1, kGrain / l.count);
+    if (nrp == 0) {  // the kept dims merged into one: output o reduces x[o * L, (o + 1) * L)
+      parallel_for(O, grain, [&](int64_t b, int64_t e) {
+        const typename Op::In* const x = in;
+        typename Op::Out* const y = out;
+        const int64_t n = L;
+        if constexpr (!Op::kIndexed) {
+          switch (n) {  // short rows: vectorized across outputs
+            case 2: short_rows<Op, 2>(x, y, b, e); return;
+            case 3: short_rows<Op, 3>(x, y, b, e); return;
+            case 4: short_rows<Op, 4>(x, y, b, e); return;
+            case 8: short_rows<Op, 8>(x, y, b, e); return;
+            default: break;
+          }
+        }
+        for (int64_t o = b; o < e; ++o) y[o] = Op::finish(run<Op>(x + o * n, n, 0), n);
+      });
+      return;
+    }
+    parallel_for(O, grain, [&](int64_t b, int64_t e) {
+      Odometer ko(l.kept, l.kept.size());
+      ko.seek(b);
+      for (int64_t o = b; o < e; ++o, ko.next()) out[o] = Op::finish(unit(ko.off, 0), l.count);
+    });
+    return;
+  }
+  std::unique_ptr<P[]> parts(new P[static_cast<size_t>(O * S)]);
+  parallel_for(O * S, 1, [&](int64_t b, int64_t e) {
+    Odometer ko(l.kept, l.kept.size());
+    for (int64_t u = b; u < e; ++u) {
+      ko.seek(u / S);
+      parts[static_cast<size_t>(u)] = unit(ko.off, u % S);
+    }
+  });
+  for (int64_t o = 0; o < O; ++o) {
+    P* p = &parts[static_cast<size_t>(o * S)];
+    tree_merge<Op>(p, S, 1, 1);
+    out[o] = Op::finish(p[0], l.count);
   }
 }
 

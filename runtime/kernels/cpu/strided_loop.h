@@ -5,6 +5,8 @@
 // input strides are 1 or 0, which the kernels specialise.
 #pragma once
 
+#include "wok/runtime/kernels/cpu/isa.h"
+
 #include <algorithm>
 #include <array>
 #include <cstdint>
@@ -14,6 +16,8 @@
 #include "wok/runtime/shape.h"
 
 namespace wok::cpu {
+// Per instruction-set build, like vm:: (see vec_math.h).
+inline namespace WOK_ISA_NS {
 
 inline constexpr int kMaxDims = 16;
 // Elements per parallel chunk: large enough that a chunk outweighs the cost
@@ -78,4 +82,5 @@ void for_each_run(const StridedLayout<N>& l, int64_t begin, int64_t end, Seg&& s
   }
 }
 
+}  // inline namespace WOK_ISA_NS
 }  // namespace wok::cpu

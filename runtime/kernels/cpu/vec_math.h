@@ -10,10 +10,24 @@
 #include <cmath>
 #include <cstdint>
 #include <limits>
+#include <utility>
 
 #include "wok/runtime/vec_math_coeffs.h"
 
+// Each instruction-set build of these functions gets its own symbols.
+// Without this, a copy GCC chose not to inline in the AVX-512 kernels could
+// be merged by the linker with the baseline build's copy (same name, no
+// FMA), and the kernels would silently compute something else.
+#if defined(__AVX512F__)
+#define WOK_VM_ISA isa_avx512
+#elif defined(__FMA__)
+#define WOK_VM_ISA isa_fma
+#else
+#define WOK_VM_ISA isa_baseline
+#endif
+
 namespace wok::vm {
+inline namespace WOK_VM_ISA {
 
 // Fused multiply-add where the ISA has one (the JIT always does); kernels
 // are built with -ffp-contract=off so these are the only fused operations.
@@ -25,11 +39,17 @@ inline float fma(float a, float b, float c) { return a * b + c; }
 inline double fma(double a, double b, double c) { return a * b + c; }
 #endif
 
+// Unrolled at compile time: a loop here would stop GCC from vectorizing the
+// element loop around it.
+template <typename T, size_t N, size_t... I>
+inline T horner_unrolled(T x, const T (&c)[N], std::index_sequence<I...>) {
+  T acc = c[0];
+  ((acc = fma(acc, x, c[I + 1])), ...);
+  return acc;
+}
 template <typename T, size_t N>
 inline T horner(T x, const T (&c)[N]) {
-  T acc = c[0];
-  for (size_t i = 1; i < N; ++i) acc = fma(acc, x, c[i]);
-  return acc;
+  return horner_unrolled(x, c, std::make_index_sequence<N - 1>{});
 }
 
 template <typename T>
@@ -206,14 +226,18 @@ inline double sincos_d(double x, int64_t quadrant_shift) {
   double t = fma(x, vmc::kTwoOverPi, vmc::kRoundMagicD);
   double n = t - vmc::kRoundMagicD;
   int64_t q = std::bit_cast<int64_t>(t) + quadrant_shift;
-  double r = fma(-n, vmc::kPio2Hi, x);
-  r = fma(-n, vmc::kPio2Mid, r);
-  r = fma(-n, vmc::kPio2Lo, r);
+  double r = fma(-n, vmc::kPio2Part1, x);
+  r = fma(-n, vmc::kPio2Part2, r);
+  r = fma(-n, vmc::kPio2Part3, r);
+  r = fma(-n, vmc::kPio2Part4, r);
   double z = r * r;
   double s = fma(r * z, horner(z, vmc::kSinPoly), r);
   double c = fma(z * z, horner(z, vmc::kCosPoly), fma(-0.5, z, 1.0));
   double v = (q & 1) ? c : s;
-  return (q & 2) ? -v : v;
+  v = (q & 2) ? -v : v;
+  v = fabs(x) > vmc::kSinCosMax ? qnan<double>() : v;
+  // sin keeps the sign of a zero argument; r + r^3 S would give +0 for -0.
+  return (quadrant_shift == 0 && x == 0) ? x : v;
 }
 
 inline double sin(double x) { return sincos_d(x, 0); }
@@ -260,12 +284,62 @@ inline T pow_special_cases(T a, T b, T r) {
   r = (neg && b_odd) ? -r : r;
   r = (a < T(0) && !b_int && a != -inf<T>()) ? qnan<T>() : r;
   r = (fabs(a) == T(1) && fabs(b) == inf<T>()) ? T(1) : r;
+  // The exponents code uses most, computed exactly (correctly rounded).
+  r = b == T(1) ? a : r;
+  r = b == T(2) ? a * a : r;
+  r = b == T(-1) ? T(1) / a : r;
+  r = (b == T(0.5) && a >= T(0)) ? std::sqrt(a) + T(0) : r;  // + 0 turns sqrt(-0) into +0
   r = (a == T(1) || b == T(0)) ? T(1) : r;
   return r;
 }
 
+// log(x) as an unevaluated sum hi + lo, good to about 2^-60 relative: what
+// float64 pow needs so that b * log|a| keeps its last bits. Same
+// decomposition as log(), with the division and the sums done exactly.
+inline void log_dd(double x, double& hi, double& lo) {
+  using I = int64_t;
+  constexpr I kMantMask = (I{1} << 52) - 1;
+  constexpr I kOneBits = I{1023} << 52;
+  bool sub = x < std::numeric_limits<double>::min();
+  double xs = sub ? x * 4503599627370496.0 : x;
+  I bits = std::bit_cast<I>(xs);
+  I e = (bits >> 52) - 1023;
+  double m = std::bit_cast<double>((bits & kMantMask) | kOneBits);
+  bool big = m > vmc::kSqrt2;
+  m = big ? m * 0.5 : m;
+  e = big ? e + 1 : e;
+  e = sub ? e - 52 : e;
+  double f = m - 1.0;           // exact
+  double u = 2.0 + f;
+  double u_lo = (2.0 - u) + f;  // 2 + f = u + u_lo exactly
+  double s = f / u;
+  double rem = fma(-s, u, f);   // f - s u, exact
+  rem = fma(-s, u_lo, rem);
+  double s_lo = rem / u;        // s + s_lo = f / (2 + f)
+  double z = s * s;
+  double r = z * horner(z, vmc::kLogPolyD);
+  double ef = static_cast<double>(e);
+  double a = ef * vmc::kLn2HiD;  // exact
+  double b = 2.0 * s;            // exact
+  double sum = a + b;            // two-sum: sum + err = a + b exactly
+  double bb = sum - a;
+  double err = (a - (sum - bb)) + (b - bb);
+  double tail = err + fma(ef, vmc::kLn2LoD, fma(s, r, 2.0 * s_lo));
+  hi = sum + tail;
+  lo = tail - (hi - sum);
+  bool special = !(x > 0.0 && x < inf<double>());  // 0, negative, inf, nan
+  hi = special ? log(x) : hi;
+  lo = special ? 0.0 : lo;
+}
+
 inline double pow(double a, double b) {
-  double r = exp(b * log(fabs(a)));
+  double lh, ll;
+  log_dd(fabs(a), lh, ll);
+  double y = b * lh;
+  double y_lo = fma(b, lh, -y) + b * ll;  // b (lh + ll) = y + y_lo
+  y_lo = fabs(y) < inf<double>() ? y_lo : 0.0;
+  double r = exp(y);
+  r = fabs(r) < inf<double>() ? fma(r, y_lo, r) : r;  // e^(y + y_lo) to first order
   return pow_special_cases(a, b, r);
 }
 
@@ -292,4 +366,5 @@ inline T ipow(T a, T b) {
   return static_cast<T>(result);
 }
 
+}  // inline namespace WOK_VM_ISA
 }  // namespace wok::vm
