@@ -75,7 +75,8 @@ void ThreadPool::parallel_for(int64_t n, int64_t grain, const std::function<void
                               int max_threads) {
   if (n <= 0) return;
   grain = std::max<int64_t>(grain, 1);
-  int threads = max_threads > 0 ? std::min(max_threads, num_threads_) : num_threads_;
+  int threads = this->max_threads();
+  if (max_threads > 0) threads = std::min(threads, max_threads);
   int64_t max_chunks = (n + grain - 1) / grain;
   if (threads <= 1 || max_chunks <= 1 || t_inside_parallel) {
     fn(0, n);
@@ -109,8 +110,16 @@ void ThreadPool::parallel_for(int64_t n, int64_t grain, const std::function<void
   });
 }
 
+int ThreadPool::max_threads() const {
+  int cap = max_threads_.load();
+  return cap > 0 ? std::min(cap, num_threads_) : num_threads_;
+}
+
 void parallel_for(int64_t n, int64_t grain, const std::function<void(int64_t, int64_t)>& fn) {
   ThreadPool::global().parallel_for(n, grain, fn);
 }
+
+void set_num_threads(int n) { ThreadPool::global().set_max_threads(n); }
+int num_threads() { return ThreadPool::global().max_threads(); }
 
 }  // namespace wok

@@ -24,6 +24,10 @@ class ThreadPool {
   ThreadPool& operator=(const ThreadPool&) = delete;
 
   int num_threads() const { return num_threads_; }
+  // Caps how many threads parallel_for uses from now on (1..num_threads());
+  // 0 restores all. Benchmarks compare 1 and 2 threads in one process.
+  void set_max_threads(int n) { max_threads_.store(n); }
+  int max_threads() const;
 
   // Calls fn(begin, end) over disjoint chunks covering [0, n), each at least
   // `grain` long (but the last), on up to `max_threads` threads (0: all).
@@ -55,9 +59,14 @@ class ThreadPool {
   int active_workers_ = 0;
   bool stop_ = false;
   std::mutex submit_mu_;  // one parallel_for at a time; others run inline
+  std::atomic<int> max_threads_{0};
 };
 
 // ThreadPool::global().parallel_for(...)
 void parallel_for(int64_t n, int64_t grain, const std::function<void(int64_t, int64_t)>& fn);
+
+// Threads wok's kernels may use (WOK_NUM_THREADS at start, else all cores).
+void set_num_threads(int n);
+int num_threads();
 
 }  // namespace wok

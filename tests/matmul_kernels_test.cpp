@@ -130,7 +130,7 @@ TEST(MatmulKernels, Large) {
   check_matmul<float>({64, 33, 40}, {64, 40, 20}, 6);  // many small batches
   check_matmul<float>({1000, 700}, {700}, 7);
   check_matmul<float>({3, 50}, {50, 2500}, 8);  // few rows, several column tiles
-  check_matmul<int64_t>({2, 1, 70}, {5, 70, 1100}, 9);
+  check_matmul<int64_t>({2, 1, 1, 70}, {5, 70, 1100}, 9);  // one row per batch, broadcast batches
 }
 
 TEST(MatmulKernels, IntegersWrap) {

@@ -84,6 +84,11 @@ void permute_cases() {
   check_permute<T>({8, 9, 33, 40}, {0, 2, 1, 3});
   check_permute<T>({16, 9, 33, 40}, {3, 1, 2, 0});
   check_permute<T>({2, 2, 2, 2, 2, 3}, {5, 3, 1, 0, 2, 4});
+  // Short contiguous rows of 4 or 8 bytes move as single wider items.
+  check_permute<T>({33, 17, 2}, {1, 0, 2});
+  check_permute<T>({33, 17, 4}, {1, 0, 2});
+  check_permute<T>({9, 7, 8}, {1, 0, 2});
+  check_permute<T>({5, 6, 7, 2}, {2, 0, 1, 3});
 }
 
 TEST(MovementKernels, PermuteBool) { permute_cases<bool>(); }
@@ -142,6 +147,9 @@ void broadcast_cases() {
   check_broadcast<T>({1000, 1}, {1000, 1000});
   check_broadcast<T>({0, 3}, {2, 0, 3});
   check_broadcast<T>({1, 3}, {0, 3});
+  check_broadcast<T>({3, 1, 2}, {3, 5, 2});
+  check_broadcast<T>({4, 1}, {4, 4});
+  check_broadcast<T>({1, 1, 8}, {7, 3, 8});
 }
 
 TEST(MovementKernels, BroadcastBool) { broadcast_cases<bool>(); }
@@ -213,6 +221,11 @@ void slice_cases() {
   check_slice<T>({1000, 1000}, 0, nullopt, nullopt, -1);
   check_slice<T>({1000, 1000}, 1, nullopt, nullopt, -1);
   check_slice<T>({1000, 1000}, 0, 10, 990, 1);
+  check_slice<T>({6, 4}, 1, 1, 3, 1);  // short rows, offset by one item
+  check_slice<T>({6, 4}, 1, 0, 2, 1);
+  check_slice<T>({5, 7, 2}, 1, 1, 7, 2);
+  check_slice<T>({1 << 20}, 0, 3, std::nullopt, 3);  // one long strided row
+  check_slice<T>({1 << 20}, 0, std::nullopt, std::nullopt, -1);
 }
 
 TEST(MovementKernels, SliceBool) { slice_cases<bool>(); }

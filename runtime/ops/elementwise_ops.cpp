@@ -67,14 +67,21 @@ Expr f_sin(Expr x) { return fx::sin(x); }
 Expr f_cos(Expr x) { return fx::cos(x); }
 Expr f_tanh(Expr x) { return fx::tanh(x); }
 Expr f_erf(Expr x) { return fx::erf(x); }
-Expr f_sigmoid(Expr x) { return 1.0 / (1.0 + fx::exp(-x)); }
+// exp(-|x|) never overflows, so results stay accurate down to subnormals
+// for large negative x (1 / (1 + exp(-x)) would give 0 there).
+Expr stable_sigmoid(Expr x) {
+  Expr e = fx::exp(-fx::abs(x));
+  Expr d = 1.0 / (1.0 + e);
+  return fx::where(fx::ge(x, x.builder()->weak_constant(0, x.dtype())), d, e * d);
+}
+Expr f_sigmoid(Expr x) { return stable_sigmoid(x); }
 Expr f_relu(Expr x) { return fx::maximum(x, 0.0); }
 // tanh form: 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3)))
 Expr f_gelu(Expr x) {
   Expr inner = 0.7978845608028654 * (x + 0.044715 * (x * x * x));
   return 0.5 * x * (1.0 + fx::tanh(inner));
 }
-Expr f_silu(Expr x) { return x / (1.0 + fx::exp(-x)); }
+Expr f_silu(Expr x) { return x * stable_sigmoid(x); }
 Expr f_floor(Expr x) { return fx::floor(x); }
 Expr f_ceil(Expr x) { return fx::ceil(x); }
 Expr f_round(Expr x) { return fx::round(x); }
@@ -112,7 +119,7 @@ void register_elementwise_ops(OpRegistry& r) {
   r.add(unary("cos", R::kFloat, true, f_cos, "cosine"));
   r.add(unary("tanh", R::kFloat, true, f_tanh, "hyperbolic tangent"));
   r.add(unary("erf", R::kFloat, true, f_erf, "error function"));
-  r.add(unary("sigmoid", R::kFloat, true, f_sigmoid, "1 / (1 + e^-x)"));
+  r.add(unary("sigmoid", R::kFloat, true, f_sigmoid, "1 / (1 + e^-x), computed from e^-|x|"));
   r.add(unary("relu", R::kSame, false, f_relu, "max(x, 0)"));
   r.add(unary("gelu", R::kFloat, true, f_gelu, "GELU, tanh approximation"));
   r.add(unary("silu", R::kFloat, true, f_silu, "x * sigmoid(x)"));

@@ -12,6 +12,9 @@
 // vector loads of b feed MR * NR / V vector multiply-adds. Packing makes
 // both operands contiguous, so the loops vectorize without gathers.
 //
+// Thin shapes skip packing: m == 1 is a dot product per row (gemv), n <= 3
+// accumulates rows of b into each row of c (gemm_few_rows).
+//
 // Floating-point results use fused multiply-adds where the ISA has them
 // (vm::fma); each output sums its products in order of p within a kKC
 // block, block results added in order. Integers wrap (unsigned

@@ -2,12 +2,14 @@
 // concat (reshape aliases its input and has none). They copy bytes, so they
 // dispatch on the item size (1, 4 or 8 bytes), not on the dtype.
 //
-// Each op first describes its output as a few merged dims, each with the
-// input stride it walks (size-1 dims dropped, dims that step through the
-// input as one merged), then copies innermost runs: memcpy when the run is
-// contiguous in the input, a fill when it repeats one element, a strided
-// loop otherwise. Permutes that move the contiguous input dim away from the
-// end are copied as cache-blocked 2-D transposes.
+// Each op describes its output as a strided view of its input: a few merged
+// dims, each with the input stride it walks (size-1 dims dropped, dims that
+// step through the input as one merged). copy_view then copies innermost
+// runs: memcpy when the run is contiguous in the input, a fill when it
+// repeats one element, a strided loop otherwise. Views whose contiguous
+// input dim is not innermost (permutes) are copied as cache-blocked 2-D
+// transposes, and short contiguous runs of 4 or 8 bytes are moved as single
+// wider items.
 #include <algorithm>
 #include <cstdint>
 #include <cstring>
@@ -95,55 +97,87 @@ void parallel_memcpy(void* dst, const void* src, int64_t bytes) {
   });
 }
 
-// out[r, 0:len] = in[off(r) + j * stride] for each row r of `outer`
-// (walked over dims[0, n - 1]); the innermost merged dim is the row.
+// `count` rows of n elements: out row i (at o + i * n) takes
+// p[i * row_stride + j * step] for j < n.
+template <typename U>
+void copy_row_run(U* __restrict o, const U* __restrict p, int64_t count, int64_t n, int64_t step,
+                  int64_t row_stride) {
+  if (step == 1) {
+    for (int64_t i = 0; i < count; ++i)
+      std::memcpy(o + i * n, p + i * row_stride, static_cast<size_t>(n) * sizeof(U));
+  } else if (step == 0) {
+    for (int64_t i = 0; i < count; ++i) {
+      const U v = p[i * row_stride];
+      U* __restrict r = o + i * n;
+      for (int64_t j = 0; j < n; ++j) r[j] = v;
+    }
+  } else if (step == -1) {
+    for (int64_t i = 0; i < count; ++i) {
+      const U* __restrict q = p + i * row_stride;
+      U* __restrict r = o + i * n;
+      for (int64_t j = 0; j < n; ++j) r[j] = q[-j];
+    }
+  } else {
+    for (int64_t i = 0; i < count; ++i) {
+      const U* __restrict q = p + i * row_stride;
+      U* __restrict r = o + i * n;
+      for (int64_t j = 0; j < n; ++j) r[j] = q[j * step];
+    }
+  }
+}
+
+// Copies the strided view `dims` of `in` into the contiguous `out`, a row
+// (the innermost dim) at a time. The dim above the rows is walked with
+// plain pointer steps, the dims above that with a Walker once per run.
 template <typename U>
 void copy_rows(const std::vector<Dim>& dims, const U* in, U* out) {
-  const Dim inner = dims.back();
-  const int nouter = static_cast<int>(dims.size()) - 1;
+  const int m = static_cast<int>(dims.size());
+  if (m == 1) {  // one strided row: split it
+    const Dim d = dims[0];
+    parallel_for(d.size, std::max<int64_t>(1, kGrainBytes / static_cast<int64_t>(sizeof(U))), [&](int64_t b, int64_t e) {
+      copy_row_run<U>(out + b, in + b * d.stride, 1, e - b, d.stride, 0);
+    });
+    return;
+  }
+  const Dim inner = dims[static_cast<size_t>(m - 1)], mid = dims[static_cast<size_t>(m - 2)];
   int64_t rows = 1;
-  for (int i = 0; i < nouter; ++i) rows *= dims[static_cast<size_t>(i)].size;
-  const int64_t len = inner.size, s = inner.stride;
-  const int64_t grain = std::max<int64_t>(1, kGrainBytes / static_cast<int64_t>(len * sizeof(U)));
+  for (int i = 0; i < m - 1; ++i) rows *= dims[static_cast<size_t>(i)].size;
+  const int64_t grain = std::max<int64_t>(1, kGrainBytes / static_cast<int64_t>(inner.size * sizeof(U)));
   parallel_for(rows, grain, [&](int64_t b, int64_t e) {
-    // Locals, not captures: stores through a 1-byte U may alias anything
-    // reached through the closure, which would keep the loops scalar.
-    const int64_t n = len, step = s;
-    U* const out0 = out;
-    const U* const in0 = in;
-    Walker w(dims, nouter);
-    w.seek(b);
-    for (int64_t r = b; r < e; ++r, w.next()) {
-      U* __restrict o = out0 + r * n;
-      const U* __restrict p = in0 + w.off;
-      if (step == 1) {
-        std::memcpy(o, p, static_cast<size_t>(n) * sizeof(U));
-      } else if (step == 0) {
-        const U v = p[0];
-        for (int64_t j = 0; j < n; ++j) o[j] = v;
-      } else if (step == -1) {
-        for (int64_t j = 0; j < n; ++j) o[j] = p[-j];
-      } else {
-        for (int64_t j = 0; j < n; ++j) o[j] = p[j * step];
-      }
+    Walker w(dims, m - 2);
+    w.seek(b / mid.size);
+    for (int64_t r = b; r < e;) {
+      const int64_t i = r % mid.size, count = std::min(e - r, mid.size - i);
+      copy_row_run<U>(out + r * inner.size, in + w.off + i * mid.stride, count, inner.size, inner.stride, mid.stride);
+      r += count;
+      w.next();
     }
   });
 }
 
-// Copies a strided view of `in` (dims with input strides, starting at
-// `in`) into the contiguous `out`.
 template <typename U>
-void copy_view(std::vector<Dim> dims, const U* in, U* out) {
-  dims = merge_dims(dims);
-  if (dims.empty()) {
-    out[0] = in[0];
-    return;
+void copy_view(std::vector<Dim> dims, const U* in, U* out);
+
+// Rows of 2 or 4 contiguous items that fill 4 or 8 aligned bytes are copied
+// as single wider items (a permute keeping [.., 2] pairs last becomes a
+// transpose of 8-byte items). Returns false when that does not apply.
+template <typename U>
+bool copy_view_widened(const std::vector<Dim>& dims, const U* in, U* out) {
+  if (dims.size() < 2 || dims.back().stride != 1) return false;
+  const int64_t L = dims.back().size;
+  const int64_t bytes = L * static_cast<int64_t>(sizeof(U));
+  if (bytes != 4 && bytes != 8) return false;
+  if (reinterpret_cast<uintptr_t>(in) % static_cast<uintptr_t>(bytes) != 0 ||
+      reinterpret_cast<uintptr_t>(out) % static_cast<uintptr_t>(bytes) != 0)
+    return false;
+  std::vector<Dim> wide(dims.begin(), dims.end() - 1);
+  for (Dim& d : wide) {
+    if (d.stride % L != 0) return false;
+    d.stride /= L;
   }
-  if (dims.size() == 1 && dims[0].stride == 1) {
-    parallel_memcpy(out, in, dims[0].size * static_cast<int64_t>(sizeof(U)));
-    return;
-  }
-  copy_rows<U>(dims, in, out);
+  if (bytes == 4) copy_view<uint32_t>(wide, reinterpret_cast<const uint32_t*>(in), reinterpret_cast<uint32_t*>(out));
+  else copy_view<uint64_t>(wide, reinterpret_cast<const uint64_t*>(in), reinterpret_cast<uint64_t*>(out));
+  return true;
 }
 
 // ---- permute -------------------------------------------------------------------------
@@ -170,23 +204,13 @@ inline void transpose_tile(const U* __restrict in, U* __restrict out, int64_t na
     for (int64_t b = 0; b < nb; ++b) out[a * oa + b] = buf[b][a];
 }
 
+// The view's innermost dim is strided and dim k is contiguous in the input:
+// copy as 2-D transposes between those two dims, tile by tile, for every
+// index of the remaining dims.
 template <typename U>
-void permute_typed(const Shape& in_shape, const std::vector<int64_t>& perm, const U* in, U* out) {
-  const Strides st = contiguous_strides(in_shape);
-  std::vector<Dim> dims;
-  for (int64_t p : perm) dims.push_back({in_shape[static_cast<size_t>(p)], st[static_cast<size_t>(p)]});
-  dims = merge_dims(dims);
-  if (dims.empty() || dims.back().stride == 1) {  // the innermost run stays contiguous
-    copy_view<U>(dims, in, out);
-    return;
-  }
-  // The dim that is contiguous in the input (it exists: the input's
-  // innermost dim of size > 1 ends up in some merged dim with stride 1).
+void transpose_view(const std::vector<Dim>& dims, int k, const U* in, U* out) {
   const int m = static_cast<int>(dims.size());
-  int k = 0;
-  while (dims[static_cast<size_t>(k)].stride != 1) ++k;
-  // Output strides of the merged dims.
-  std::vector<int64_t> ostride(static_cast<size_t>(m));
+  std::vector<int64_t> ostride(static_cast<size_t>(m));  // of the contiguous output
   for (int64_t i = m - 1, s = 1; i >= 0; --i) {
     ostride[static_cast<size_t>(i)] = s;
     s *= dims[static_cast<size_t>(i)].size;
@@ -217,6 +241,40 @@ void permute_typed(const Shape& in_shape, const std::vector<int64_t>& perm, cons
         transpose_tile<U>(in + wi.off + a0 + b0 * ib, out + wo.off + a0 * oa + b0, na, std::min(T, B - b0), ib, oa);
     }
   });
+}
+
+// Copies a strided view of `in` (dims, outer to inner, with input strides,
+// starting at `in`) into the contiguous `out`.
+template <typename U>
+void copy_view(std::vector<Dim> dims, const U* in, U* out) {
+  dims = merge_dims(dims);
+  if (dims.empty()) {
+    out[0] = in[0];
+    return;
+  }
+  if (dims.size() == 1 && dims[0].stride == 1) {
+    parallel_memcpy(out, in, dims[0].size * static_cast<int64_t>(sizeof(U)));
+    return;
+  }
+  if (copy_view_widened<U>(dims, in, out)) return;
+  const int64_t s = dims.back().stride;
+  if (s > 1 || s < -1) {
+    int k = 0;
+    while (k < static_cast<int>(dims.size()) - 1 && dims[static_cast<size_t>(k)].stride != 1) ++k;
+    if (k < static_cast<int>(dims.size()) - 1) {
+      transpose_view<U>(dims, k, in, out);
+      return;
+    }
+  }
+  copy_rows<U>(dims, in, out);
+}
+
+template <typename U>
+void permute_typed(const Shape& in_shape, const std::vector<int64_t>& perm, const U* in, U* out) {
+  const Strides st = contiguous_strides(in_shape);
+  std::vector<Dim> dims;
+  for (int64_t p : perm) dims.push_back({in_shape[static_cast<size_t>(p)], st[static_cast<size_t>(p)]});
+  copy_view<U>(dims, in, out);
 }
 
 void permute_kernel(const KernelContext& ctx) {
@@ -292,7 +350,7 @@ void concat_kernel(const KernelContext& ctx) {
     row += chunk[k];
   }
   char* o = static_cast<char*>(y.data);
-  if (row >= 4 * kGrainBytes) {  // long rows: split each copy
+  if (row >= 4 * kGrainBytes && outer < 4 * ThreadPool::global().num_threads()) {  // few long rows: split each copy
     for (int64_t r = 0; r < outer; ++r)
       for (size_t k = 0; k < n; ++k)
         parallel_memcpy(o + r * row + offset[k], static_cast<const char*>(ctx.inputs[k].data) + r * chunk[k], chunk[k]);

@@ -65,10 +65,7 @@ void register_unary_kernels(OpRegistry& r) {
     T inner = T(0.7978845608028654) * (x + T(0.044715) * (x * x * x));
     return T(0.5) * x * (T(1) + vm::tanh(inner));
   }));
-  r.add_kernel("silu", cpu, unary_kernel<Rule::kFloat, true>([](auto x) {
-    using T = decltype(x);
-    return x / (T(1) + vm::exp(-x));
-  }));
+  r.add_kernel("silu", cpu, unary_kernel<Rule::kFloat, true>([](auto x) { return x * vm::sigmoid(x); }));
   r.add_kernel("floor", cpu, unary_kernel<Rule::kSame, false>([](auto x) {
     if constexpr (is_float_v<decltype(x)>) return std::floor(x);
     else return x;

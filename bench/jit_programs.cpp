@@ -1,0 +1,261 @@
+// The CPU JIT against hand-written C++ on three fused elementwise programs,
+// 2^24 float32 elements, with 1 and with 2 threads, in one run:
+//   P1  ((a*2 + b)*0.5 - a)*b + 1
+//   P2  (max(a*1.5 + b, 0) - exp(-(a*a))) * tanh(b)
+//   P3  tanh-GELU, wok::gelu(a)
+// Each as wok JIT, wok precompiled, a hand-written loop built with -O3
+// -march=native, and the same loop with -ffast-math added; plus memcpy and
+// STREAM triad for bandwidth. GB/s counts nominal traffic: 2 reads + 1 write
+// of float32 for P1, P2 and triad, 1 + 1 for P3 and memcpy.
+// Also: compile latency of one fused kernel (caches cleared), and trace +
+// replay overhead per op of a 64-op program on 16-element tensors.
+//
+// Targets, checked as ratios within this run (table printed last):
+//   JIT / faster hand-written    >= 0.9 per program (throughput)
+//   JIT / precompiled, P1        >= 3
+//   time(P2 JIT) / time(P1 JIT)  <= 1.3
+//   compile latency              < 1 ms
+//   trace + replay               < 0.5 us per op
+//
+// Run: bench_jit_programs [--benchmark_filter=REGEX] [--benchmark_repetitions=N]
+#include <chrono>
+#include <functional>
+
+#include "bench_util.h"
+#include "handwritten_fused.h"
+#include "wok/jit/kernel_cache.h"
+#include "wok/jit/plan_cache.h"
+
+namespace {
+
+using wok::Tensor;
+constexpr int64_t kN = int64_t{1} << 24;
+constexpr int64_t kGrain = 16384;        // the JIT's own chunk size (jit/plan.cpp)
+constexpr int64_t kCompileElems = 1024;  // "small" P2 for compile latency
+constexpr int kTraceOps = 64;
+constexpr int64_t kSmall = 16;
+constexpr int kThreadCounts[] = {1, 2};
+
+Tensor p1(const Tensor& a, const Tensor& b) { return ((a * 2.0f + b) * 0.5f - a) * b + 1.0f; }
+Tensor p2(const Tensor& a, const Tensor& b) {
+  return (wok::maximum(a * 1.5f + b, 0.0f) - wok::exp(-(a * a))) * wok::tanh(b);
+}
+Tensor p3(const Tensor& a, const Tensor&) { return wok::gelu(a); }
+
+struct Program {
+  const char* name;
+  Tensor (*wok_fn)(const Tensor&, const Tensor&);
+  std::function<void(const float*, const float*, float*, int64_t)> strict, fastmath;
+  double bytes_per_element;
+};
+
+const std::vector<Program>& programs() {
+  using namespace wok_bench;
+  static const std::vector<Program> kPrograms = {
+      {"P1", p1, p1_strict, p1_fastmath, 12},
+      {"P2", p2, p2_strict, p2_fastmath, 12},
+      {"P3", p3, [](const float* a, const float*, float* o, int64_t n) { p3_strict(a, o, n); },
+       [](const float* a, const float*, float* o, int64_t n) { p3_fastmath(a, o, n); }, 8},
+  };
+  return kPrograms;
+}
+
+struct Inputs {
+  Tensor a, b;  // uniform [-2, 2)
+  Tensor sx, sb, sc;  // 16 elements, for trace + replay
+};
+
+std::string name_of(const std::string& what, int threads) { return what + "/t" + std::to_string(threads); }
+
+void register_one(const std::string& name, double bytes, int threads, std::function<void()> setup,
+                  std::function<void()> body) {
+  benchmark::RegisterBenchmark(name.c_str(), [=](benchmark::State& st) {
+    wok::set_num_threads(threads);
+    setup();
+    body();  // warm-up: JIT compile, page faults
+    for (auto _ : st) body();
+    st.SetItemsProcessed(kN * st.iterations());
+    st.counters["GB/s"] = benchmark::Counter(bytes, benchmark::Counter::kIsIterationInvariantRate);
+    wok::set_num_threads(0);
+  })->UseRealTime()->Unit(benchmark::kMillisecond);
+}
+
+// `out` receives the hand-written loops' results.
+void register_programs(const Inputs& in, const wok_bench::HostBuffer& out, int threads) {
+  const float* a = in.a.data<float>();
+  const float* b = in.b.data<float>();
+  auto no_setup = [] {};
+  for (const Program& p : programs()) {
+    const double bytes = p.bytes_per_element * kN;
+    for (auto backend : {wok::Backend::kJit, wok::Backend::kPrecompiled}) {
+      const char* bname = backend == wok::Backend::kJit ? "jit" : "precompiled";
+      register_one(name_of(std::string(p.name) + "/" + bname, threads), bytes, threads,
+                   [backend] { wok::set_backend(backend); },
+                   [&in, fn = p.wok_fn] { wok::eval({fn(in.a, in.b)}); });
+    }
+    for (auto [vname, loop] : {std::pair{"hand_strict", p.strict}, std::pair{"hand_fastmath", p.fastmath}}) {
+      register_one(name_of(std::string(p.name) + "/" + vname, threads), bytes, threads, no_setup,
+                   [a, b, &out, loop = loop] {
+                     float* o = out.as<float>();
+                     wok::parallel_for(kN, kGrain, [&](int64_t s, int64_t e) { loop(a + s, b + s, o + s, e - s); });
+                     benchmark::ClobberMemory();
+                   });
+    }
+  }
+  register_one(name_of("memcpy", threads), 8.0 * kN, threads, no_setup, [a, &out] {
+    wok_bench::parallel_memcpy(out.as<float>(), a, 4 * kN);
+    benchmark::ClobberMemory();
+  });
+  register_one(name_of("triad", threads), 12.0 * kN, threads, no_setup, [a, b, &out] {
+    float* o = out.as<float>();
+    wok::parallel_for(kN, kGrain, [&](int64_t s, int64_t e) { wok_bench::triad_strict(a + s, b + s, 3.0f, o + s, e - s); });
+    benchmark::ClobberMemory();
+  });
+}
+
+// A 64-op program on 16-element tensors, traced anew and evaluated each
+// iteration: the plan cache hit path, end to end.
+Tensor trace_program(const Inputs& in) {
+  Tensor t = in.sx;
+  for (int i = 0; i < kTraceOps; ++i) t = (i % 2 == 0) ? t + in.sb : t * in.sc;
+  return t;
+}
+
+void register_trace_replay(const Inputs& in) {
+  benchmark::RegisterBenchmark("trace_replay_64ops/jit", [&in](benchmark::State& st) {
+    wok::set_backend(wok::Backend::kJit);
+    wok::eval({trace_program(in)});
+    for (auto _ : st) {
+      Tensor r = trace_program(in);
+      wok::eval({r});
+    }
+    st.counters["s/op"] = benchmark::Counter(kTraceOps, benchmark::Counter::kIsIterationInvariantRate |
+                                                            benchmark::Counter::kInvert);
+  })->UseRealTime()->Unit(benchmark::kMicrosecond);
+}
+
+struct CompileLatency {
+  double first_minus_second_ms;  // median over trials
+  double stats_ms_per_kernel;    // wok::stats().compile_ms / kernels_compiled, same trials
+  int64_t kernels_per_trial;
+};
+
+// Caches cleared, the first evaluation of a small P2 pays for tracing,
+// passes and compilation; a second, identical one only replays. Their
+// difference is the compile latency the user sees.
+CompileLatency measure_compile_latency() {
+  using Clock = std::chrono::steady_clock;
+  auto ms = [](Clock::duration d) { return std::chrono::duration<double, std::milli>(d).count(); };
+  wok::set_backend(wok::Backend::kJit);
+  Tensor a = wok::rand({kCompileElems}, 11) * 4.0f - 2.0f;
+  Tensor b = wok::rand({kCompileElems}, 12) * 4.0f - 2.0f;
+  wok::eval({a, b});
+  constexpr int kTrials = 9;
+  std::vector<double> diffs;
+  double compile_ms = 0;
+  int64_t kernels = 0;
+  for (int t = 0; t <= kTrials; ++t) {  // trial 0 warms up one-time setup
+    wok::jit::KernelCache::global().clear();
+    wok::jit::PlanCache::global().clear();
+    wok::RuntimeStats s0 = wok::stats();
+    auto t0 = Clock::now();
+    wok::eval({p2(a, b)});
+    auto t1 = Clock::now();
+    wok::RuntimeStats s1 = wok::stats();
+    wok::eval({p2(a, b)});
+    auto t2 = Clock::now();
+    if (t == 0) continue;
+    diffs.push_back(ms(t1 - t0) - ms(t2 - t1));
+    compile_ms += s1.compile_ms - s0.compile_ms;
+    kernels += s1.kernels_compiled - s0.kernels_compiled;
+  }
+  std::sort(diffs.begin(), diffs.end());
+  return {diffs[diffs.size() / 2], kernels > 0 ? compile_ms / static_cast<double>(kernels) : NAN,
+          kernels / kTrials};
+}
+
+// Throughput ratio a/b (GB/s), one value per thread count.
+struct Check {
+  std::string what, target;
+  double values[2];
+  bool higher_is_better;
+  double limit;
+};
+
+void print_tables(const wok_bench::BestOfReporter& rep) {
+  using wok_bench::fmt;
+  auto gbs = [&](const std::string& what, int t) { return rep.counter(name_of(what, t), "GB/s") / 1e9; };
+  auto secs = [&](const std::string& what, int t) { return rep.seconds(name_of(what, t)); };
+
+  std::printf("\n### Fused elementwise programs, 2^24 float32 elements (GB/s)\n\n");
+  std::printf("| program | variant | 1 thread | 2 threads |\n|---|---|---:|---:|\n");
+  for (const Program& p : programs())
+    for (const char* v : {"jit", "precompiled", "hand_strict", "hand_fastmath"}) {
+      std::string w = std::string(p.name) + "/" + v;
+      std::printf("| %s | %s | %s | %s |\n", p.name, v, fmt(gbs(w, 1), 1).c_str(), fmt(gbs(w, 2), 1).c_str());
+    }
+  for (const char* v : {"memcpy", "triad"})
+    std::printf("| - | %s | %s | %s |\n", v, fmt(gbs(v, 1), 1).c_str(), fmt(gbs(v, 2), 1).c_str());
+
+  std::vector<Check> checks;
+  for (const Program& p : programs()) {
+    std::string n = p.name;
+    Check c{"JIT / faster hand-written, " + n, ">= 0.90", {}, true, 0.9};
+    for (int i = 0; i < 2; ++i) {
+      int t = kThreadCounts[i];
+      double hand = std::min(secs(n + "/hand_strict", t), secs(n + "/hand_fastmath", t));
+      c.values[i] = hand / secs(n + "/jit", t);
+    }
+    checks.push_back(c);
+  }
+  Check pre{"JIT / precompiled, P1", ">= 3.00", {}, true, 3.0};
+  Check p2p1{"time(P2 JIT) / time(P1 JIT)", "<= 1.30", {}, false, 1.3};
+  for (int i = 0; i < 2; ++i) {
+    int t = kThreadCounts[i];
+    pre.values[i] = secs("P1/precompiled", t) / secs("P1/jit", t);
+    p2p1.values[i] = secs("P2/jit", t) / secs("P1/jit", t);
+  }
+  checks.push_back(pre);
+  checks.push_back(p2p1);
+
+  auto pass = [](const Check& c, double v) { return c.higher_is_better ? v >= c.limit : v <= c.limit; };
+  std::printf("\n### JIT targets (ratios within one run)\n\n");
+  std::printf("| check | target | 1 thread | 2 threads | result |\n|---|---|---:|---:|---|\n");
+  for (const Check& c : checks) {
+    bool ok = pass(c, c.values[0]) && pass(c, c.values[1]);
+    std::printf("| %s | %s | %s | %s | %s |\n", c.what.c_str(), c.target.c_str(), fmt(c.values[0]).c_str(),
+                fmt(c.values[1]).c_str(), ok ? "PASS" : "MISS");
+  }
+  CompileLatency cl = measure_compile_latency();
+  std::printf("| compile latency, small P2: first eval - second eval (ms) | < 1 ms | %s | - | %s |\n",
+              fmt(cl.first_minus_second_ms, 3).c_str(), cl.first_minus_second_ms < 1.0 ? "PASS" : "MISS");
+  std::printf("| compile latency: stats().compile_ms / kernels_compiled (ms, %lld kernel/trial) | < 1 ms | %s | - | %s |\n",
+              static_cast<long long>(cl.kernels_per_trial), fmt(cl.stats_ms_per_kernel, 3).c_str(),
+              cl.stats_ms_per_kernel < 1.0 ? "PASS" : "MISS");
+  double us_per_op = rep.seconds("trace_replay_64ops/jit") * 1e6 / kTraceOps;
+  std::printf("| trace + replay, 64-op program, 16 elements (us/op) | < 0.5 us | %s | - | %s |\n",
+              fmt(us_per_op, 3).c_str(), us_per_op < 0.5 ? "PASS" : "MISS");
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  wok_bench::init(&argc, &argv, {"--benchmark_min_time=0.1", "--benchmark_repetitions=3"});
+  if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
+  Inputs in;
+  in.a = wok::rand({kN}, 1) * 4.0f - 2.0f;
+  in.b = wok::rand({kN}, 2) * 4.0f - 2.0f;
+  in.sx = wok::rand({kSmall}, 3);
+  in.sb = wok::rand({kSmall}, 4);
+  in.sc = wok::rand({kSmall}, 5) + 0.5f;
+  wok::eval({in.a, in.b, in.sx, in.sb, in.sc});
+  wok_bench::HostBuffer out(4 * kN);
+  for (int t : kThreadCounts) register_programs(in, out, t);
+  register_trace_replay(in);
+  benchmark::AddCustomContext("wok_threads_max", std::to_string(wok::num_threads()));
+  wok_bench::BestOfReporter reporter;
+  benchmark::RunSpecifiedBenchmarks(&reporter);
+  print_tables(reporter);
+  benchmark::Shutdown();
+  return 0;
+}

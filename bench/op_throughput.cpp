@@ -1,0 +1,249 @@
+// Per-op throughput and dispatch overhead of wok's ops, one op per
+// evaluation, under the precompiled backend (the foundation's own kernels)
+// and under the JIT.
+//
+// Measured:
+//  - GB/s of every unary and binary op on 2^24 float32 elements, counting
+//    the bytes of the inputs read plus the output written; sum/max over all
+//    elements and along an axis of a 4096x4096 matrix; transpose of
+//    4096x4096; matmul 512x512 in GFLOP/s. A parallel memcpy of 64 MiB is
+//    the bandwidth reference: an op far below it is limited by compute or
+//    by its kernel, not by memory.
+//  - Dispatch overhead on 16-element tensors: a chain of 1000 alternating
+//    adds and muls recorded and evaluated, in microseconds per op; and the
+//    recording alone (graph built, never evaluated).
+// Targets: none fixed here; the table printed last is for reading against
+// the memcpy line (an elementwise op at 2 threads should reach most of it).
+//
+// Run: bench_op_throughput [--benchmark_filter=REGEX] [--benchmark_repetitions=N]
+#include <functional>
+
+#include "bench_util.h"
+
+namespace {
+
+using wok::Tensor;
+constexpr int64_t kN = int64_t{1} << 24;
+constexpr int64_t kSide = 4096;  // kSide * kSide == kN
+constexpr int64_t kMatmul = 512;
+constexpr int kChainOps = 1000;
+constexpr int64_t kSmall = 16;
+
+struct Inputs {
+  Tensor x;    // uniform [-4, 4)
+  Tensor pos;  // uniform [0.25, 4.25): log, sqrt, rsqrt, reciprocal, pow's base
+  Tensor y;    // uniform [-4, 4), the second operand
+  Tensor bx, by;  // bool, about half true
+  Tensor x2d;  // x as 4096x4096
+  Tensor ma, mb;  // 512x512
+  Tensor sx, sb, sc;  // 16 elements
+};
+
+Inputs make_inputs() {
+  Inputs in;
+  in.x = wok::rand({kN}, 1) * 8.0f - 4.0f;
+  in.pos = wok::rand({kN}, 2) * 4.0f + 0.25f;
+  in.y = wok::rand({kN}, 3) * 8.0f - 4.0f;
+  in.bx = in.x > 0.0f;
+  in.by = in.y > 0.0f;
+  in.x2d = in.x.reshape({kSide, kSide});
+  in.ma = wok::rand({kMatmul, kMatmul}, 4);
+  in.mb = wok::rand({kMatmul, kMatmul}, 5);
+  in.sx = wok::rand({kSmall}, 6);
+  in.sb = wok::rand({kSmall}, 7);
+  in.sc = wok::rand({kSmall}, 8) + 0.5f;
+  wok::eval({in.x, in.pos, in.y, in.bx, in.by, in.x2d, in.ma, in.mb, in.sx, in.sb, in.sc});
+  return in;
+}
+
+struct Backend {
+  const char* name;
+  wok::Backend value;
+};
+constexpr Backend kBackends[] = {{"precompiled", wok::Backend::kPrecompiled}, {"jit", wok::Backend::kJit}};
+
+struct Row {
+  std::string op;
+  double bytes_per_element;  // 0 for matmul (reported in GFLOP/s)
+};
+std::vector<Row> g_rows;
+
+// One op, recorded anew and evaluated each iteration (a ready tensor would
+// not run again). `work` is bytes moved, or flops for matmul.
+void register_op(const std::string& op, double work, double items, std::function<Tensor()> make,
+                 const char* counter = "GB/s") {
+  g_rows.push_back({op, std::strcmp(counter, "GB/s") == 0 ? work / static_cast<double>(kN) : 0});
+  for (const Backend& b : kBackends) {
+    benchmark::RegisterBenchmark((op + "/" + b.name).c_str(),
+                                 [=](benchmark::State& st) {
+                                   wok::set_backend(b.value);
+                                   wok::eval({make()});  // JIT: compile outside the timing
+                                   for (auto _ : st) {
+                                     Tensor r = make();
+                                     wok::eval({r});
+                                   }
+                                   st.SetItemsProcessed(static_cast<int64_t>(items) * st.iterations());
+                                   st.counters[counter] =
+                                       benchmark::Counter(work, benchmark::Counter::kIsIterationInvariantRate);
+                                 })
+        ->UseRealTime()
+        ->Unit(benchmark::kMillisecond);
+  }
+}
+
+void register_unary(const Inputs& in) {
+  struct Case {
+    const char* name;
+    Tensor (*fn)(const Tensor&);
+    bool positive;
+  };
+  static const Case kCases[] = {
+      {"neg", wok::neg, false},
+      {"abs", wok::abs, false},
+      {"exp", wok::exp, false},
+      {"log", wok::log, true},
+      {"sqrt", wok::sqrt, true},
+      {"rsqrt", wok::rsqrt, true},
+      {"sin", wok::sin, false},
+      {"cos", wok::cos, false},
+      {"tanh", wok::tanh, false},
+      {"sigmoid", wok::sigmoid, false},
+      {"relu", wok::relu, false},
+      {"gelu", wok::gelu, false},
+      {"silu", wok::silu, false},
+      {"floor", wok::floor, false},
+      {"ceil", wok::ceil, false},
+      {"round", wok::round, false},
+      {"reciprocal", wok::reciprocal, true},
+      {"square", wok::square, false},
+  };
+  for (const Case& c : kCases) {
+    const Tensor& x = c.positive ? in.pos : in.x;
+    auto fn = c.fn;
+    register_op(c.name, 8.0 * kN, kN, [&x, fn] { return fn(x); });
+  }
+  register_op("cast_f64", 12.0 * kN, kN, [&in] { return wok::cast(in.x, wok::DType::kFloat64); });
+}
+
+void register_binary(const Inputs& in) {
+  using BinaryFn = Tensor (*)(const Tensor&, const Tensor&);
+  struct Case {
+    const char* name;
+    BinaryFn fn;
+    double out_bytes;
+  };
+  static const Case kCases[] = {
+      {"add", wok::add, 4},         {"sub", wok::sub, 4}, {"mul", wok::mul, 4},
+      {"div", wok::div, 4},         {"maximum", wok::maximum, 4},
+      {"minimum", wok::minimum, 4}, {"eq", wok::eq, 1},   {"lt", wok::lt, 1},
+  };
+  for (const Case& c : kCases) {
+    BinaryFn fn = c.fn;
+    register_op(c.name, (8.0 + c.out_bytes) * kN, kN, [&in, fn] { return fn(in.x, in.y); });
+  }
+  register_op("pow", 12.0 * kN, kN, [&in] { return wok::pow(in.pos, in.y); });
+  register_op("logical_and", 3.0 * kN, kN, [&in] { return wok::logical_and(in.bx, in.by); });
+  register_op("where", 13.0 * kN, kN, [&in] { return wok::where(in.bx, in.x, in.y); });
+}
+
+void register_reductions_and_more(const Inputs& in) {
+  register_op("sum_all", 4.0 * kN, kN, [&in] { return wok::sum(in.x); });
+  register_op("max_all", 4.0 * kN, kN, [&in] { return wok::max(in.x); });
+  register_op("sum_axis_last", 4.0 * kN + 4.0 * kSide, kN, [&in] { return wok::sum(in.x2d, {-1}); });
+  register_op("sum_axis_first", 4.0 * kN + 4.0 * kSide, kN, [&in] { return wok::sum(in.x2d, {0}); });
+  register_op("max_axis_last", 4.0 * kN + 4.0 * kSide, kN, [&in] { return wok::max(in.x2d, {-1}); });
+  register_op("transpose_4096", 8.0 * kN, kN, [&in] { return wok::transpose(in.x2d); });
+  const double flops = 2.0 * kMatmul * kMatmul * kMatmul;
+  register_op("matmul_512", flops, kMatmul * kMatmul, [&in] { return wok::matmul(in.ma, in.mb); }, "GFLOP/s");
+}
+
+// The bandwidth reference: what a read plus a write of 64 MiB costs here.
+void register_memcpy() {
+  benchmark::RegisterBenchmark("memcpy_ref", [](benchmark::State& st) {
+    wok_bench::HostBuffer src(4 * kN), dst(4 * kN);
+    for (auto _ : st) {
+      wok_bench::parallel_memcpy(dst.as<char>(), src.as<char>(), 4 * kN);
+      benchmark::ClobberMemory();
+    }
+    st.SetItemsProcessed(kN * st.iterations());
+    st.counters["GB/s"] = benchmark::Counter(8.0 * kN, benchmark::Counter::kIsIterationInvariantRate);
+  })->UseRealTime()->Unit(benchmark::kMillisecond);
+}
+
+// A chain of kChainOps alternating adds and muls on 16-element tensors.
+Tensor small_chain(const Inputs& in) {
+  Tensor t = in.sx;
+  for (int i = 0; i < kChainOps; ++i) t = (i % 2 == 0) ? t + in.sb : t * in.sc;
+  return t;
+}
+
+void register_dispatch(const Inputs& in) {
+  const auto per_op = benchmark::Counter(kChainOps, benchmark::Counter::kIsIterationInvariantRate |
+                                                        benchmark::Counter::kInvert);
+  for (const Backend& b : kBackends) {
+    benchmark::RegisterBenchmark((std::string("dispatch_chain1000/") + b.name).c_str(),
+                                 [&in, b, per_op](benchmark::State& st) {
+                                   wok::set_backend(b.value);
+                                   wok::eval({small_chain(in)});
+                                   for (auto _ : st) {
+                                     Tensor r = small_chain(in);
+                                     wok::eval({r});
+                                   }
+                                   st.counters["s/op"] = per_op;
+                                 })
+        ->UseRealTime()
+        ->Unit(benchmark::kMicrosecond);
+  }
+  benchmark::RegisterBenchmark("record_chain1000", [&in, per_op](benchmark::State& st) {
+    for (auto _ : st) {
+      Tensor r = small_chain(in);  // dropped unevaluated: the graph is freed
+      benchmark::DoNotOptimize(r);
+    }
+    st.counters["s/op"] = per_op;
+  })->UseRealTime()->Unit(benchmark::kMicrosecond);
+}
+
+void print_tables(const wok_bench::BestOfReporter& rep) {
+  using wok_bench::fmt;
+  const double memcpy_gbs = rep.counter("memcpy_ref", "GB/s") / 1e9;
+  std::printf("\n### Per-op throughput, 2^24 float32 elements, %d threads\n\n", wok::num_threads());
+  std::printf("memcpy reference: %s GB/s (read + write)\n\n", fmt(memcpy_gbs, 1).c_str());
+  std::printf("| op | bytes/elem | precompiled GB/s | JIT GB/s | JIT / precompiled | best / memcpy |\n");
+  std::printf("|---|---:|---:|---:|---:|---:|\n");
+  for (const Row& r : g_rows) {
+    const char* unit = r.bytes_per_element > 0 ? "GB/s" : "GFLOP/s";
+    double pre = rep.counter(r.op + "/precompiled", unit) / 1e9;
+    double jit = rep.counter(r.op + "/jit", unit) / 1e9;
+    std::string of_memcpy = r.bytes_per_element > 0 ? fmt(std::max(pre, jit) / memcpy_gbs) : "-";
+    std::string bpe = r.bytes_per_element > 0 ? fmt(r.bytes_per_element, 0) : "-";
+    std::string name = r.bytes_per_element > 0 ? r.op : r.op + " (GFLOP/s)";
+    std::printf("| %s | %s | %s | %s | %s | %s |\n", name.c_str(), bpe.c_str(), fmt(pre, 1).c_str(),
+                fmt(jit, 1).c_str(), fmt(jit / pre).c_str(), of_memcpy.c_str());
+  }
+  const double us = 1e6 / kChainOps;
+  std::printf("\n### Dispatch overhead, 16-element float32, %d-op add/mul chain (us per op)\n\n", kChainOps);
+  std::printf("| measurement | precompiled | JIT |\n|---|---:|---:|\n");
+  std::printf("| record only (no eval) | %s | %s |\n", fmt(rep.seconds("record_chain1000") * us, 3).c_str(),
+              fmt(rep.seconds("record_chain1000") * us, 3).c_str());
+  std::printf("| record + eval | %s | %s |\n", fmt(rep.seconds("dispatch_chain1000/precompiled") * us, 3).c_str(),
+              fmt(rep.seconds("dispatch_chain1000/jit") * us, 3).c_str());
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  wok_bench::init(&argc, &argv, {"--benchmark_min_time=0.1", "--benchmark_repetitions=2"});
+  if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
+  const Inputs in = make_inputs();
+  register_memcpy();
+  register_unary(in);
+  register_binary(in);
+  register_reductions_and_more(in);
+  register_dispatch(in);
+  benchmark::AddCustomContext("wok_threads", std::to_string(wok::num_threads()));
+  wok_bench::BestOfReporter reporter;
+  benchmark::RunSpecifiedBenchmarks(&reporter);
+  print_tables(reporter);
+  benchmark::Shutdown();
+  return 0;
+}

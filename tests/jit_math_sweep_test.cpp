@@ -1,0 +1,190 @@
+// Dense sweeps of the transcendental functions against higher-precision
+// references. The generated (JIT) kernels are measured; the precompiled
+// kernels must agree with them bitwise on every input. The bounds asserted
+// here are the ones docs/numerics.md states.
+#include <gtest/gtest.h>
+#include <wok/wok.h>
+
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <functional>
+
+#include "wok/runtime/cpu_features.h"
+
+namespace {
+
+using wok::Tensor;
+
+template <typename T>
+double ulp_of(long double ref) {
+  // Spacing of T's representable numbers at |ref| (subnormal spacing below).
+  long double a = std::fabs(ref);
+  int exp;
+  std::frexp(static_cast<double>(a), &exp);
+  constexpr int digits = std::numeric_limits<T>::digits;
+  constexpr int min_exp = std::numeric_limits<T>::min_exponent;
+  return std::ldexp(1.0, std::max(exp, min_exp) - digits);
+}
+
+template <typename T>
+double ulp_error(T got, long double want) {
+  if (std::isnan(want)) return std::isnan(got) ? 0 : INFINITY;
+  if (std::isinf(want)) return got == want ? 0 : INFINITY;
+  // A result beyond T's range is counted against the largest finite value.
+  long double w = std::fabs(want) > std::numeric_limits<T>::max() ? std::copysign(std::numeric_limits<T>::max(), want) : want;
+  if (std::isinf(got)) return std::fabs(want) >= std::numeric_limits<T>::max() ? 0 : INFINITY;
+  return static_cast<double>(std::fabs(static_cast<long double>(got) - w) / ulp_of<T>(w));
+}
+
+// Inputs spread evenly over the bit patterns in [lo, hi]: every float in
+// the range for float32 when `stride` is 1.
+std::vector<float> sweep_f32(float lo, float hi, int64_t target) {
+  std::vector<float> out;
+  auto walk = [&](float a, float b) {  // a <= b, same sign
+    uint32_t ua, ub;
+    std::memcpy(&ua, &a, 4);
+    std::memcpy(&ub, &b, 4);
+    if (ua > ub) std::swap(ua, ub);
+    uint64_t span = ub - ua;
+    uint64_t stride = std::max<uint64_t>(1, span / static_cast<uint64_t>(target));
+    for (uint64_t u = ua; u <= ub; u += stride) {
+      float f;
+      uint32_t bits = static_cast<uint32_t>(u);
+      std::memcpy(&f, &bits, 4);
+      out.push_back(f);
+    }
+  };
+  if (lo < 0 && hi > 0) {
+    walk(lo, -0.0f);
+    walk(0.0f, hi);
+  } else {
+    walk(lo, hi);
+  }
+  return out;
+}
+
+std::vector<double> sweep_f64(double lo, double hi, int64_t target) {
+  std::vector<double> out;
+  auto walk = [&](double a, double b) {
+    uint64_t ua, ub;
+    std::memcpy(&ua, &a, 8);
+    std::memcpy(&ub, &b, 8);
+    if (ua > ub) std::swap(ua, ub);
+    uint64_t stride = std::max<uint64_t>(1, (ub - ua) / static_cast<uint64_t>(target));
+    for (uint64_t u = ua; u <= ub; u += stride) {
+      double f;
+      std::memcpy(&f, &u, 8);
+      out.push_back(f);
+    }
+  };
+  if (lo < 0 && hi > 0) {
+    walk(lo, -0.0);
+    walk(0.0, hi);
+  } else {
+    walk(lo, hi);
+  }
+  return out;
+}
+
+struct Case {
+  const char* name;
+  Tensor (*fn)(const Tensor&);
+  long double (*ref)(long double);
+  double lo, hi;
+  double bound_f32, bound_f64;  // max ulp asserted
+};
+
+long double ref_sigmoid(long double x) { return 1 / (1 + std::exp(-x)); }
+long double ref_silu(long double x) { return x / (1 + std::exp(-x)); }
+long double ref_exp(long double x) { return std::exp(x); }
+long double ref_log(long double x) { return std::log(x); }
+long double ref_tanh(long double x) { return std::tanh(x); }
+long double ref_sin(long double x) { return std::sin(x); }
+long double ref_cos(long double x) { return std::cos(x); }
+long double ref_erf(long double x) { return std::erf(x); }
+
+const Case kCases[] = {
+    {"exp", wok::exp, ref_exp, -104, 89, 1.5, 1},
+    {"log", wok::log, ref_log, 1e-38, 3e38, 1, 1.5},
+    {"tanh", wok::tanh, ref_tanh, -12, 12, 3, 2.5},
+    // Ranges stop where results turn subnormal (fewer bits, ulp errors
+    // meaningless); special values are tested in elementwise_ops_test.cpp.
+    {"sigmoid", wok::sigmoid, ref_sigmoid, -87, 90, 3, 3},
+    {"silu", wok::silu, ref_silu, -82, 90, 3.5, 3},
+    {"sin", wok::sin, ref_sin, -1e5, 1e5, 1, 2},
+    {"cos", wok::cos, ref_cos, -1e5, 1e5, 1, 2},
+    {"erf", wok::erf, ref_erf, -7, 7, 3, 2},
+};
+
+template <typename T>
+void sweep(const Case& c, std::vector<T> xs, double bound, const char* dtype) {
+  Tensor in = wok::from_vector(xs);
+  wok::set_backend(wok::Backend::kJit);
+  std::vector<T> jit = c.fn(in).template to_vector<T>();
+  wok::set_backend(wok::Backend::kPrecompiled);
+  std::vector<T> pre = c.fn(in).template to_vector<T>();
+  wok::set_backend(wok::Backend::kJit);
+  double worst = 0;
+  size_t worst_at = 0, differ = 0;
+  for (size_t i = 0; i < xs.size(); ++i) {
+    if (std::memcmp(&jit[i], &pre[i], sizeof(T)) != 0 && !(std::isnan(jit[i]) && std::isnan(pre[i]))) ++differ;
+    double e = ulp_error<T>(jit[i], c.ref(static_cast<long double>(xs[i])));
+    if (e > worst) {
+      worst = e;
+      worst_at = i;
+    }
+  }
+  std::printf("  %-8s %-7s %8zu inputs in [%g, %g]: max %.2f ulp (at x = %.9g)\n", c.name, dtype, xs.size(), c.lo, c.hi,
+              worst, static_cast<double>(xs[worst_at]));
+  EXPECT_LE(worst, bound) << c.name << " " << dtype << " at x = " << xs[worst_at];
+  EXPECT_EQ(differ, 0u) << c.name << " " << dtype << ": JIT and precompiled differ on " << differ << " inputs";
+}
+
+class MathSweep : public ::testing::TestWithParam<int> {
+ protected:
+  void SetUp() override {
+    if (wok::host_cpu_isa() == wok::CpuIsa::kBaseline) GTEST_SKIP() << "host has no AVX2: the JIT is off";
+  }
+};
+
+TEST_P(MathSweep, Float32) {
+  const Case& c = kCases[GetParam()];
+  sweep<float>(c, sweep_f32(static_cast<float>(c.lo), static_cast<float>(c.hi), 1 << 21), c.bound_f32, "float32");
+}
+
+TEST_P(MathSweep, Float64) {
+  const Case& c = kCases[GetParam()];
+  sweep<double>(c, sweep_f64(c.lo, c.hi, 1 << 19), c.bound_f64, "float64");
+}
+
+INSTANTIATE_TEST_SUITE_P(Functions, MathSweep, ::testing::Range(0, static_cast<int>(std::size(kCases))),
+                         [](const auto& info) { return std::string(kCases[info.param].name); });
+
+// pow over a grid of bases and exponents (float32 computes in float64).
+TEST(MathSweepPow, Grid) {
+  if (wok::host_cpu_isa() == wok::CpuIsa::kBaseline) GTEST_SKIP() << "host has no AVX2: the JIT is off";
+  std::vector<float> a, b;
+  for (float x : sweep_f32(1e-3f, 1e3f, 1500))
+    for (float y : sweep_f32(-12.0f, 12.0f, 400)) {
+      a.push_back(x);
+      b.push_back(y);
+    }
+  std::vector<double> ad(a.begin(), a.end()), bd(b.begin(), b.end());
+  for (int f64 = 0; f64 < 2; ++f64) {
+    Tensor ta = f64 ? wok::from_vector(ad) : wok::from_vector(a), tb = f64 ? wok::from_vector(bd) : wok::from_vector(b);
+    std::vector<double> got = wok::pow(ta, tb).to_vector<double>();
+    double worst = 0;
+    size_t at = 0;
+    for (size_t i = 0; i < a.size(); ++i) {
+      long double want = std::pow(static_cast<long double>(a[i]), static_cast<long double>(b[i]));
+      double e = f64 ? ulp_error<double>(got[i], want) : ulp_error<float>(static_cast<float>(got[i]), want);
+      if (e > worst) worst = e, at = i;
+    }
+    std::printf("  pow      %-7s %8zu inputs: max %.2f ulp (at a = %.9g, b = %.9g)\n", f64 ? "float64" : "float32", a.size(),
+                worst, static_cast<double>(a[at]), static_cast<double>(b[at]));
+    EXPECT_LE(worst, f64 ? 2.0 : 1.0);
+  }
+}
+
+}  // namespace
