@@ -8,6 +8,8 @@ namespace wok::jit {
 std::string FusedKernelSpec::signature() const {
   std::string s = "fk";
   s.push_back(static_cast<char>(kKernelAbiVersion));
+  s.push_back(static_cast<char>(kind));
+  for (bool b : output_row_scalar) s.push_back(b ? 'r' : 'f');
   s.push_back(static_cast<char>(rank));
   s.push_back(static_cast<char>(input_dtypes.size()));
   for (size_t i = 0; i < input_dtypes.size(); ++i) {
@@ -22,7 +24,7 @@ std::string FusedKernelSpec::signature() const {
 
 std::string FusedKernelSpec::str() const {
   std::ostringstream out;
-  out << "fused kernel, rank " << rank << "\n";
+  out << (is_row() ? "row kernel" : "fused kernel") << ", rank " << rank << "\n";
   for (size_t i = 0; i < input_dtypes.size(); ++i) {
     out << "  input #" << i << ": " << dtype_name(input_dtypes[i]) << " dims ";
     for (bool b : input_broadcast[i]) out << (b ? 'b' : '.');
@@ -31,6 +33,8 @@ std::string FusedKernelSpec::str() const {
   for (size_t i = 0; i < param_dtypes.size(); ++i)
     out << "  param #" << input_dtypes.size() + i << ": " << dtype_name(param_dtypes[i]) << "\n";
   out << program.str();
+  for (size_t o = 0; o < output_row_scalar.size(); ++o)
+    if (output_row_scalar[o]) out << "  output " << o << " is one value per row\n";
   return out.str();
 }
 

@@ -16,9 +16,20 @@ namespace wok::jit {
 
 // Bump when the meaning of a spec or the kernel ABI changes: it is part of
 // every kernel signature, so old cached kernels stop matching.
-inline constexpr int kKernelAbiVersion = 1;
+inline constexpr int kKernelAbiVersion = 2;
+
+// Note [Row kernels]
+// An elementwise kernel computes each output element on its own. A row
+// kernel's last dim is a row that is reduced: the program may hold
+// reductions (kReduceSum, ...) along it, and values computed from their
+// results. It runs in phases over each row (phase k reads the row again,
+// from cache, to feed reductions that need phase k-1's results), so
+// softmax, layer_norm and rms_norm read each row from memory once and write
+// it once. Outputs are full rows or one value per row (row_scalar).
+enum class KernelKind : uint8_t { kElementwise = 0, kRow = 1 };
 
 struct FusedKernelSpec {
+  KernelKind kind = KernelKind::kElementwise;
   int rank = 1;  // dims of the iteration space after merging; >= 1
   // Inputs read from memory. broadcast[i][d] is true when input i does not
   // advance along dim d (stride 0); the inner dim's flag decides whether the
@@ -30,7 +41,10 @@ struct FusedKernelSpec {
   // The fused computation. kInput(i) reads input i for i < inputs, and
   // param (i - inputs) above that. program.outputs are written, contiguous.
   ScalarProgram program;
+  // Row kernels: output o holds one value per row.
+  std::vector<bool> output_row_scalar;
 
+  bool is_row() const { return kind == KernelKind::kRow; }
   int num_inputs() const { return static_cast<int>(input_dtypes.size()); }
   int num_params() const { return static_cast<int>(param_dtypes.size()); }
   int num_outputs() const { return static_cast<int>(program.outputs.size()); }
@@ -48,10 +62,16 @@ struct KernelArgs {
   const uint64_t* params;   // one 8-byte slot per param, value in the low bytes
   const int64_t* shape;     // [rank]
   const int64_t* strides;   // [(inputs + outputs) * rank], in elements
+  // Row kernels: the columns of each row to read, [col_begin, col_end).
+  // The whole row, except when one long row is cut into chunks whose
+  // partial reductions the runtime combines.
+  int64_t col_begin = 0;
+  int64_t col_end = 0;
 };
 
-// Processes flat output elements [begin, end); the runtime splits ranges
-// across threads.
+// Elementwise kernels process flat output elements [begin, end); row
+// kernels process rows [begin, end) (flat over the outer dims). The runtime
+// splits ranges across threads.
 using KernelFn = void (*)(const KernelArgs* args, int64_t begin, int64_t end);
 
 // A param slot holding `value` as `dtype`.

@@ -11,6 +11,9 @@
 #include <unordered_map>
 #include <vector>
 
+#include "wok/cache/build_info.h"
+#include "wok/cache/cpu_feature_mask.h"
+#include "wok/cache/disk_store.h"
 #include "wok/jit/dump.h"
 #include "wok/jit/x86/x86_codegen.h"
 #include "wok/runtime/stats.h"
@@ -41,6 +44,8 @@ std::string KernelCache::signature_of(const FusedKernelSpec& spec, CpuIsa isa) {
   s += wok_version();
   s += " x86 ";
   s += cpu_isa_name(isa);
+  s += " gen ";
+  s += cache::generator_hash();  // a changed generator never reuses old code
   s += '\n';
   s += spec.signature();
   return s;
@@ -63,26 +68,71 @@ std::string kernel_name(const FusedKernelSpec& spec, const Key128& key) {
   return name + "_" + key.hex().substr(0, 8);
 }
 
-KernelResult compile(const FusedKernelSpec& spec, CpuIsa isa, const std::string& signature, const Key128& key) {
+// What a disk entry for this kernel says about itself
+// (Note [Cache entry format] in cache/entry_format.h).
+cache::EntryHeader entry_header(const FusedKernelSpec& spec, CpuIsa isa, const std::string& signature) {
+  cache::EntryHeader h;
+  h.wok_version = wok_version();
+  h.generator = cache::generator_hash();
+  h.compiler = cache::x86_compiler_id();
+  h.backend = "x86-64";
+  h.isa = cpu_isa_name(isa);
+  h.cpu_features = cache::features_required(isa);
+  h.signature = signature;
+  h.description = spec.str();
+  std::string dtypes = "in", dims, ops;
+  for (size_t i = 0; i < spec.input_dtypes.size(); ++i) {
+    dtypes += (i ? "," : " ") + std::string(dtype_name(spec.input_dtypes[i]));
+    dims += i ? " " : "";
+    for (bool b : spec.input_broadcast[i]) dims += b ? 'b' : '.';
+  }
+  dtypes += "; params";
+  for (size_t i = 0; i < spec.param_dtypes.size(); ++i)
+    dtypes += (i ? "," : " ") + std::string(dtype_name(spec.param_dtypes[i]));
+  dtypes += "; out";
+  for (int i = 0; i < spec.num_outputs(); ++i) dtypes += (i ? "," : " ") + std::string(dtype_name(spec.output_dtype(i)));
+  for (const ScalarInstr& in : spec.program.instrs) {
+    if (in.op == ScalarOp::kInput || in.op == ScalarOp::kConst) continue;
+    ops += (ops.empty() ? "" : " ") + std::string(scalar_op_name(in.op));
+    if (in.op == ScalarOp::kCast) ops += ":" + std::string(dtype_name(in.dtype));
+  }
+  h.details = {{"rank", std::to_string(spec.rank)}, {"dtypes", dtypes}, {"broadcast", dims}, {"ops", ops}};
+  return h;
+}
+
+// The kernel from the disk store, or generated (and then stored).
+KernelResult load_or_compile(const FusedKernelSpec& spec, CpuIsa isa, const std::string& signature,
+                             const Key128& key) {
+  auto& c = detail::counters();
+  std::string listing;
+  auto generate = [&]() -> absl::StatusOr<std::vector<uint8_t>> {
+    auto start = std::chrono::steady_clock::now();
+    absl::StatusOr<x86::MachineCode> code = x86::generate_x86(spec, isa, dump_enabled());
+    if (!code.ok()) return code.status();
+    auto ns = std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - start).count();
+    c.kernels_compiled.fetch_add(1, std::memory_order_relaxed);
+    c.compile_ns.fetch_add(ns, std::memory_order_relaxed);
+    listing = std::move(code->listing);
+    return std::move(code->bytes);
+  };
   auto start = std::chrono::steady_clock::now();
-  absl::StatusOr<x86::MachineCode> code = x86::generate_x86(spec, isa, dump_enabled());
+  absl::StatusOr<cache::DiskStore::Found> code =
+      cache::DiskStore::global().get_or_build(entry_header(spec, isa, signature), generate);
   if (!code.ok()) return code.status();
-  absl::StatusOr<KernelFn> fn = x86::load_machine_code(code->bytes);
+  absl::StatusOr<KernelFn> fn = x86::load_machine_code(code->payload);
   if (!fn.ok()) return fn.status();
   auto kernel = std::make_shared<CompiledKernel>();
   kernel->fn = *fn;
   kernel->key = key;
   kernel->signature = signature;
   kernel->name = kernel_name(spec, key);
-  kernel->code_bytes = code->bytes.size();
+  kernel->code_bytes = code->payload.size();
   auto ns = std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - start).count();
-  kernel->compile_ms = static_cast<double>(ns) / 1e6;
-  auto& c = detail::counters();
-  c.kernels_compiled.fetch_add(1, std::memory_order_relaxed);
-  c.compile_ns.fetch_add(ns, std::memory_order_relaxed);
+  kernel->compile_ms = static_cast<double>(ns) / 1e6;  // a disk load's time, when loaded
   if (dump_enabled()) {
-    write_dump(kernel->name + ".txt", spec.str());
-    write_dump(kernel->name + ".s", code->listing);
+    bool loaded = code->source == cache::DiskStore::Source::kDisk;
+    write_dump(kernel->name + ".txt", spec.str() + (loaded ? "(loaded from the disk cache)\n" : ""));
+    if (!loaded) write_dump(kernel->name + ".s", listing);
   }
   return std::shared_ptr<const CompiledKernel>(std::move(kernel));
 }
@@ -108,8 +158,19 @@ KernelResult KernelCache::get(const FusedKernelSpec& spec, CpuIsa isa) {
     ++impl_->count;
   }
   counters.cache_misses.fetch_add(1, std::memory_order_relaxed);
-  KernelResult result = compile(spec, isa, signature, key);
+  KernelResult result = load_or_compile(spec, isa, signature, key);
   promise.set_value(result);
+  if (!result.ok()) {
+    // Failures are not kept: a later call (strict mode lifted, space freed) tries again.
+    std::lock_guard lock(impl_->mu);
+    auto& bucket = impl_->entries[key];
+    for (auto it = bucket.begin(); it != bucket.end(); ++it)
+      if (it->signature == signature) {
+        bucket.erase(it);
+        --impl_->count;
+        break;
+      }
+  }
   return result;
 }
 

@@ -18,15 +18,17 @@ struct CompiledKernel {
   std::string signature;  // full canonical signature (hashed into key)
   std::string name;       // short readable name: "fused_<ops>_<hash8>"
   size_t code_bytes = 0;
-  double compile_ms = 0;
+  double compile_ms = 0;  // generating it, or loading it from the disk store
 };
 
 class KernelCache {
  public:
   static KernelCache& global();
 
-  // The kernel for `spec` on `isa`. A miss compiles; when several threads
-  // miss on one signature, one compiles and the others wait for it.
+  // The kernel for `spec` on `isa`. A miss loads it from the disk store
+  // (cache/disk_store.h) or compiles it; when several threads miss on one
+  // signature, one does that and the others wait for it. Failures are not
+  // cached.
   absl::StatusOr<std::shared_ptr<const CompiledKernel>> get(const FusedKernelSpec& spec, CpuIsa isa);
 
   size_t size() const;

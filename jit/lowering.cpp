@@ -9,14 +9,91 @@
 
 namespace wok::jit {
 
+namespace {
+// The reduce instructions standing for a reduction node in a row kernel.
+ScalarProgram reduction_program(const Fragment& f, const FragmentNode& n) {
+  const std::string& op = n.op->name();
+  DType in_t = f.values[n.inputs[0]].dtype, out_t = f.values[n.outputs[0]].dtype;
+  ScalarProgram p;
+  ScalarInstr input(ScalarOp::kInput, in_t);
+  input.index = 0;
+  p.instrs.push_back(input);
+  int32_t x = 0;
+  if (in_t != out_t) {
+    ScalarInstr c(ScalarOp::kCast, out_t);
+    c.args[0] = x;
+    p.instrs.push_back(c);
+    x = static_cast<int32_t>(p.instrs.size() - 1);
+  }
+  ScalarOp r = op == "max" ? ScalarOp::kReduceMax : op == "min" ? ScalarOp::kReduceMin
+             : op == "prod" ? ScalarOp::kReduceProd : ScalarOp::kReduceSum;
+  ScalarInstr red(r, out_t);
+  red.args[0] = x;
+  p.instrs.push_back(red);
+  int32_t result = static_cast<int32_t>(p.instrs.size() - 1);
+  if (op == "mean") {
+    p.instrs.push_back(ScalarInstr(ScalarOp::kRowLength, out_t));
+    ScalarInstr d(ScalarOp::kDiv, out_t);
+    d.args[0] = result;
+    d.args[1] = static_cast<int32_t>(p.instrs.size() - 1);
+    p.instrs.push_back(d);
+    result = static_cast<int32_t>(p.instrs.size() - 1);
+  }
+  p.outputs.push_back(result);
+  return p;
+}
+}  // namespace
+
 ScalarProgram node_program(const Fragment& f, int node) {
   const FragmentNode& n = f.nodes[node];
+  if (n.op->def().kind == OpKind::kReduction) return reduction_program(f, n);
   std::vector<DType> in, out;
   for (int v : n.inputs) in.push_back(f.values[v].dtype);
   for (int v : n.outputs) out.push_back(f.values[v].dtype);
   FormulaBuilder b(in, out, *n.attrs);
   n.op->def().formula(b);
   return b.finish();
+}
+
+std::optional<RowSpace> row_reduction_space(const PlanGraph& g, int node) {
+  const FragmentNode& n = g.fragment.nodes[node];
+  const OpDef& def = n.op->def();
+  if (def.kind != OpKind::kReduction) return std::nullopt;
+  const std::string& op = def.name;
+  if (op != "sum" && op != "mean" && op != "max" && op != "min" && op != "prod") return std::nullopt;
+  const Shape& in = g.fragment.values[n.inputs[0]].shape;
+  int nd = static_cast<int>(in.size());
+  if (nd == 0 || numel(in) == 0) return std::nullopt;
+  const auto& axes = n.attrs->get_ints("axes");
+  int k;
+  if (axes.size() == 1 && axes[0] == nd - 1) k = nd - 1;
+  else if (static_cast<int>(axes.size()) == nd) k = 0;
+  else return std::nullopt;
+  if (nd == 1) k = 0;
+  if (!x86::can_compile(node_program(g.fragment, node))) return std::nullopt;
+  return RowSpace{in, k};
+}
+
+bool is_full_row_value(const Shape& v, const RowSpace& s) { return v == s.shape; }
+
+bool is_row_scalar_value(const Shape& v, const RowSpace& s) {
+  Shape lead(s.shape.begin(), s.shape.begin() + s.k);
+  if (v == lead) return true;
+  Shape kept = lead;
+  kept.resize(s.shape.size(), 1);
+  return v == kept;
+}
+
+bool is_row_readable_input(const Shape& v, const RowSpace& s) {
+  if (v.size() > s.shape.size()) return false;
+  Shape w(s.shape.size() - v.size(), 1);
+  w.insert(w.end(), v.begin(), v.end());
+  bool all_one = true, all_equal = true;
+  for (size_t d = s.k; d < s.shape.size(); ++d) {
+    all_one = all_one && w[d] == 1;
+    all_equal = all_equal && w[d] == s.shape[d];
+  }
+  return all_one || all_equal;
 }
 
 bool is_jit_elementwise(const PlanGraph& g, int node) {
@@ -27,6 +104,8 @@ bool is_jit_elementwise(const PlanGraph& g, int node) {
 std::string fusion_blocker(const PlanGraph& g, int node) {
   const FragmentNode& n = g.fragment.nodes[node];
   const OpDef& def = n.op->def();
+  if (def.kind == OpKind::kReduction)
+    return row_reduction_space(g, node) ? "" : "reduction over other axes (or of a dtype) the JIT does not generate";
   if (def.kind != OpKind::kElementwise) return std::string(op_kind_name(def.kind)) + " op";
   if (!def.formula) return "no scalar formula";
   if (!x86::can_compile(node_program(g.fragment, node))) return "no JIT emitter for its dtype (integer pow)";
@@ -79,9 +158,13 @@ class ProgramSplicer {
 
 }  // namespace
 
-LoweredKernel lower_group(const PlanGraph& g, const std::vector<int>& members, const std::vector<int>& outputs) {
+namespace {
+
+// Splices the formulas of `members` (and of the constants they read) into
+// k.spec.program, numbering kernel inputs and params, and writing `outputs`.
+void build_program(const PlanGraph& g, const std::vector<int>& members, const std::vector<int>& outputs,
+                   LoweredKernel& k) {
   const Fragment& f = g.fragment;
-  LoweredKernel k;
   ProgramSplicer sp;
   std::map<int, int32_t> instr_of;  // fragment value -> instruction
   // Inputs are numbered 0.. and params from kParamBase until the end, when
@@ -151,6 +234,14 @@ LoweredKernel lower_group(const PlanGraph& g, const std::vector<int>& members, c
   }
   for (int32_t o : prog.outputs) compact.outputs.push_back(renumber[o]);
   k.spec.program = std::move(compact);
+}
+
+}  // namespace
+
+LoweredKernel lower_group(const PlanGraph& g, const std::vector<int>& members, const std::vector<int>& outputs) {
+  const Fragment& f = g.fragment;
+  LoweredKernel k;
+  build_program(g, members, outputs, k);
 
   // Layout over the outputs' shape.
   const Shape& iter = f.values[outputs[0]].shape;
@@ -169,6 +260,73 @@ LoweredKernel lower_group(const PlanGraph& g, const std::vector<int>& members, c
     k.strides.insert(k.strides.end(), layout.strides[1 + i].begin(), layout.strides[1 + i].end());
   for (size_t o = 0; o < outputs.size(); ++o)
     k.strides.insert(k.strides.end(), layout.strides[0].begin(), layout.strides[0].end());
+  return k;
+}
+
+LoweredKernel lower_row_group(const PlanGraph& g, const std::vector<int>& members, const std::vector<int>& outputs,
+                              const RowSpace& space) {
+  const Fragment& f = g.fragment;
+  LoweredKernel k;
+  build_program(g, members, outputs, k);
+  k.spec.kind = KernelKind::kRow;
+  const Shape& S = space.shape;
+  const int nd = static_cast<int>(S.size());
+  const int kk = space.k;
+
+  // Each operand's strides over (outer dims..., row): outer dims are S's
+  // first k, the row is the rest flattened (contiguous or constant).
+  std::vector<Strides> st;  // per operand, [k + 1]
+  for (int v : k.input_values) {
+    const Shape& shape = f.values[v].shape;
+    Shape w(nd - shape.size(), 1);
+    w.insert(w.end(), shape.begin(), shape.end());
+    Strides b = broadcast_strides(w, S);
+    Strides s(b.begin(), b.begin() + kk);
+    bool along_row = false;
+    for (int d = kk; d < nd; ++d) along_row = along_row || w[d] != 1;
+    s.push_back(along_row ? 1 : 0);
+    st.push_back(std::move(s));
+  }
+  Strides full = contiguous_strides(S);
+  Shape lead(S.begin(), S.begin() + kk);
+  Strides lead_strides = contiguous_strides(lead);
+  for (int v : outputs) {
+    bool row_scalar = !is_full_row_value(f.values[v].shape, space);
+    k.spec.output_row_scalar.push_back(row_scalar);
+    Strides s = row_scalar ? lead_strides : Strides(full.begin(), full.begin() + kk);
+    s.push_back(row_scalar ? 0 : 1);
+    st.push_back(std::move(s));
+  }
+  // Merge outer dims every operand steps through as one; drop dims of 1.
+  Shape outer;
+  std::vector<Strides> merged(st.size());
+  for (int d = 0; d < kk; ++d) {
+    if (S[d] == 1) continue;
+    bool mergeable = !outer.empty();
+    for (size_t o = 0; o < st.size() && mergeable; ++o) mergeable = st[o][d] * S[d] == merged[o].back();
+    if (mergeable) {
+      outer.back() *= S[d];
+      for (size_t o = 0; o < st.size(); ++o) merged[o].back() = st[o][d];
+      continue;
+    }
+    outer.push_back(S[d]);
+    for (size_t o = 0; o < st.size(); ++o) merged[o].push_back(st[o][d]);
+  }
+  int64_t row_length = 1;
+  for (int d = kk; d < nd; ++d) row_length *= S[d];
+  k.shape = outer;
+  k.shape.push_back(row_length);
+  k.spec.rank = static_cast<int>(k.shape.size());
+  for (size_t o = 0; o < st.size(); ++o) merged[o].push_back(st[o].back());
+  for (size_t i = 0; i < k.input_values.size(); ++i) {
+    std::vector<bool> b;
+    for (int64_t x : merged[i]) b.push_back(x == 0);
+    k.spec.input_broadcast.push_back(std::move(b));
+  }
+  for (const Strides& m : merged) k.strides.insert(k.strides.end(), m.begin(), m.end());
+  k.rows = numel(outer);
+  k.row_length = row_length;
+  k.numel = k.rows * row_length;
   return k;
 }
 

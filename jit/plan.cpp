@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <map>
 #include <numeric>
+#include <cstring>
 #include <mutex>
 #include <queue>
 
@@ -23,6 +24,54 @@ namespace {
 constexpr int64_t kArenaAlign = 64;
 // Elements per parallel chunk of a generated kernel.
 constexpr int64_t kKernelGrain = 16384;
+// A single row at least this long is cut into chunks reduced in parallel.
+constexpr int64_t kSplitRowMin = int64_t{1} << 16;
+constexpr int kMaxSplitChunks = 64;
+
+// A row kernel whose outputs are all plain reductions of values read in
+// one pass: chunks of a row can be reduced separately and combined.
+bool splittable(const FusedKernelSpec& spec) {
+  if (spec.num_outputs() > 8 || spec.num_inputs() + spec.num_outputs() > 64) return false;  // PlanRun's stack arrays
+  const auto& ins = spec.program.instrs;
+  std::vector<bool> after_reduce(ins.size(), false);
+  for (size_t i = 0; i < ins.size(); ++i)
+    for (int a = 0; a < scalar_op_arity(ins[i].op); ++a)
+      after_reduce[i] = after_reduce[i] || after_reduce[ins[i].args[a]] || is_reduction(ins[ins[i].args[a]].op);
+  for (int o = 0; o < spec.num_outputs(); ++o) {
+    const ScalarInstr& out = ins[spec.program.outputs[o]];
+    if (!spec.output_row_scalar[o] || !is_reduction(out.op) || after_reduce[spec.program.outputs[o]]) return false;
+  }
+  return true;
+}
+
+// Combines per-chunk partial results of one reduction into `out`.
+template <typename T>
+void combine_partials(ScalarOp op, const uint64_t* partials, int chunks, int stride, void* out) {
+  auto at = [&](int c) {
+    T v;
+    std::memcpy(&v, &partials[c * stride], sizeof(T));
+    return v;
+  };
+  T acc = at(0);
+  if (op == ScalarOp::kReduceSum && std::is_floating_point_v<T>) {
+    double sum = 0;  // few values: add them in double
+    for (int c = 0; c < chunks; ++c) sum += static_cast<double>(at(c));
+    acc = static_cast<T>(sum);
+  } else {
+    for (int c = 1; c < chunks; ++c) {
+      T v = at(c);
+      switch (op) {
+        case ScalarOp::kReduceSum: acc = static_cast<T>(acc + v); break;
+        case ScalarOp::kReduceProd: acc = static_cast<T>(acc * v); break;
+        case ScalarOp::kReduceMax: acc = (v != v || v > acc) ? v : acc; break;
+        default: acc = (v != v || v < acc) ? v : acc; break;
+      }
+      if constexpr (std::is_floating_point_v<T>)
+        if (acc != acc) break;  // nan stays
+    }
+  }
+  std::memcpy(out, &acc, sizeof(T));
+}
 
 struct StepDraft {
   PlanStep step;
@@ -58,7 +107,10 @@ std::vector<StepDraft> draft_steps(const PlanGraph& g) {
         if (g.canonical[v] == v && needed_outside(v, id)) outs.push_back(v);
     if (outs.empty()) continue;
     StepDraft d{{PlanStep::Kind::kKernel}, members.front()};
-    d.step.lowered = lower_group(g, members, outs);
+    std::optional<RowSpace> row;
+    for (int n : members)
+      if (!row) row = row_reduction_space(g, n);
+    d.step.lowered = row ? lower_row_group(g, members, outs, *row) : lower_group(g, members, outs);
     drafts.push_back(std::move(d));
   }
   for (size_t n = 0; n < f.nodes.size(); ++n) {
@@ -247,19 +299,24 @@ void assign_lanes(Plan& plan, const Fragment& f) {
 }  // namespace
 
 std::shared_ptr<const Plan> build_plan(const Fragment& fragment, CpuIsa isa) {
+  std::shared_ptr<Plan> plan = plan_structure(fragment);
+  for (PlanStep& st : plan->steps) {
+    if (st.kind != PlanStep::Kind::kKernel) continue;
+    absl::StatusOr<std::shared_ptr<const CompiledKernel>> k = KernelCache::global().get(st.lowered.spec, isa);
+    if (!k.ok()) throw Error("wok JIT: cannot compile a fused kernel: " + std::string(k.status().message()));
+    st.kernel = *k;
+  }
+  return plan;
+}
+
+std::shared_ptr<Plan> plan_structure(const Fragment& fragment) {
   PlanGraph g(fragment);
   std::vector<PassRecord> records = run_passes(g, dump_enabled());
   auto plan = std::make_shared<Plan>();
   plan->canonical = g.canonical;
   plan->steps = order_steps(draft_steps(g), fragment.values.size());
   assign_lanes(*plan, fragment);
-  for (PlanStep& st : plan->steps) {
-    if (st.kind != PlanStep::Kind::kKernel) continue;
-    ++plan->kernels;
-    absl::StatusOr<std::shared_ptr<const CompiledKernel>> k = KernelCache::global().get(st.lowered.spec, isa);
-    if (!k.ok()) throw Error("wok JIT: cannot compile a fused kernel: " + std::string(k.status().message()));
-    st.kernel = *k;
-  }
+  for (const PlanStep& st : plan->steps) plan->kernels += st.kind == PlanStep::Kind::kKernel;
   plan_memory(*plan, g);
   plan->graph_text = g.str();
   if (dump_enabled()) {
@@ -308,9 +365,21 @@ void PlanRun::run_step(size_t s) {
       params.push_back(param_bits(k.spec.param_dtypes[i], f.nodes[k.param_nodes[i]].attrs->get_scalar("value")));
     KernelArgs args{ptrs.data(), params.data(), k.shape.data(), k.strides.data()};
     KernelFn fn = st.kernel->fn;
-    if (k.numel <= kKernelGrain) fn(&args, 0, k.numel);  // no std::function for small work
-    else parallel_for(k.numel, kKernelGrain, [&](int64_t b, int64_t e) { fn(&args, b, e); });
     counters.kernel_launches.fetch_add(1, std::memory_order_relaxed);
+    if (!k.spec.is_row()) {
+      if (k.numel <= kKernelGrain) fn(&args, 0, k.numel);  // no std::function for small work
+      else parallel_for(k.numel, kKernelGrain, [&](int64_t b, int64_t e) { fn(&args, b, e); });
+      return;
+    }
+    args.col_end = k.row_length;
+    const int threads = num_threads();
+    if (k.rows == 1 && k.row_length >= kSplitRowMin && threads > 1 && splittable(k.spec)) {
+      run_split_row(st, args, ptrs);
+      return;
+    }
+    int64_t grain = std::max<int64_t>(1, kKernelGrain / std::max<int64_t>(1, k.row_length));
+    if (k.rows <= grain) fn(&args, 0, k.rows);
+    else parallel_for(k.rows, grain, [&](int64_t b, int64_t e) { fn(&args, b, e); });
     return;
   }
   const FragmentNode& node = f.nodes[st.node];
@@ -331,6 +400,38 @@ void PlanRun::run_step(size_t s) {
   KernelContext ctx{op, *node.attrs, all.first(node.inputs.size()), all.subspan(node.inputs.size()), device};
   op.kernel_or_throw(device)(ctx);
   counters.kernel_launches.fetch_add(1, std::memory_order_relaxed);
+}
+
+void PlanRun::run_split_row(const PlanStep& st, const KernelArgs& args, const std::vector<void*>& ptrs) {
+  const LoweredKernel& k = st.lowered;
+  const int n_out = k.spec.num_outputs();
+  const int n_in = k.spec.num_inputs();
+  const int chunks = static_cast<int>(std::min<int64_t>(kMaxSplitChunks, std::max<int64_t>(2, k.row_length / kSplitRowMin)));
+  const int64_t per = (k.row_length + chunks - 1) / chunks;
+  // Partial results on the stack: chunks x outputs, one 8-byte slot each.
+  uint64_t partials[kMaxSplitChunks * 8];
+  void* chunk_ptrs[kMaxSplitChunks][kMaxSplitPtrs];
+  KernelArgs chunk_args[kMaxSplitChunks];
+  for (int c = 0; c < chunks; ++c) {
+    for (int p = 0; p < n_in; ++p) chunk_ptrs[c][p] = ptrs[p];
+    for (int o = 0; o < n_out; ++o) chunk_ptrs[c][n_in + o] = &partials[c * n_out + o];
+    chunk_args[c] = args;
+    chunk_args[c].ptrs = chunk_ptrs[c];
+    chunk_args[c].col_begin = std::min<int64_t>(k.row_length, c * per);
+    chunk_args[c].col_end = std::min<int64_t>(k.row_length, (c + 1) * per);
+  }
+  KernelFn fn = st.kernel->fn;
+  parallel_for(chunks, 1, [&](int64_t b, int64_t e) {
+    for (int64_t c = b; c < e; ++c) fn(&chunk_args[c], 0, 1);
+  });
+  for (int o = 0; o < n_out; ++o) {
+    const ScalarInstr& red = k.spec.program.instrs[k.spec.program.outputs[o]];
+    visit_dtype(red.dtype, [&](auto tag) {
+      using T = decltype(tag);
+      if constexpr (!std::is_same_v<T, bool>)
+        combine_partials<T>(red.op, &partials[o], chunks, n_out, ptrs[n_in + o]);
+    });
+  }
 }
 
 std::vector<StoragePtr> PlanRun::results() const {

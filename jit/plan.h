@@ -60,6 +60,9 @@ class PlanRun {
 
  private:
   void* address(int value) const;
+  // One long row reduced in chunks on several threads (all-axis reductions).
+  void run_split_row(const PlanStep& step, const KernelArgs& args, const std::vector<void*>& ptrs);
+  static constexpr int kMaxSplitPtrs = 64;
 
   const Plan& plan_;
   const Fragment& fragment_;
@@ -79,6 +82,10 @@ void replay_plan_on_streams(std::shared_ptr<const Plan> plan, std::shared_ptr<Fr
 // Runs the passes, lowers and compiles the fused groups (through the kernel
 // cache) and plans memory. Throws wok::Error if a kernel fails to compile.
 std::shared_ptr<const Plan> build_plan(const Fragment& fragment, CpuIsa isa);
+// build_plan without compiling: passes, lowered kernel steps (kernel left
+// null), order, lanes and memory. The CUDA JIT compiles the same steps with
+// NVRTC (jit/cuda/cuda_jit_runner.h).
+std::shared_ptr<Plan> plan_structure(const Fragment& fragment);
 
 // Runs `plan` for `fragment` (which must have the plan's structure; its
 // constant values may differ). Returns one storage per fragment output.

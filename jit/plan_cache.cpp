@@ -3,6 +3,7 @@
 #include <mutex>
 #include <unordered_map>
 
+#include "wok/cache/manifest.h"
 #include "wok/jit/signature.h"
 #include "wok/runtime/op_registry.h"
 #include "wok/runtime/stats.h"
@@ -71,6 +72,9 @@ std::shared_ptr<const Plan> PlanCache::get_or_build(const Fragment& f, CpuIsa is
   // Built outside the lock; two threads racing on one new program both
   // build it (kernels still compile once) and the first insert wins.
   std::shared_ptr<const Plan> plan = build_plan(f, isa);
+  // WOK_RECORD: every fragment with generated kernels, even ones the disk
+  // store already had, so a manifest recorded on a warm machine is complete.
+  if (plan->kernels > 0) cache::record_fragment(f);
   std::lock_guard lock(impl_->mu);
   auto& bucket = impl_->entries[key];
   for (const Impl::Entry& e : bucket)

@@ -40,13 +40,20 @@ std::string_view scalar_op_name(ScalarOp op) {
     case ScalarOp::kAnd: return "and";
     case ScalarOp::kOr: return "or";
     case ScalarOp::kSelect: return "select";
+    case ScalarOp::kReduceSum: return "reduce_sum";
+    case ScalarOp::kReduceMax: return "reduce_max";
+    case ScalarOp::kReduceMin: return "reduce_min";
+    case ScalarOp::kReduceProd: return "reduce_prod";
+    case ScalarOp::kReduceArgmax: return "reduce_argmax";
+    case ScalarOp::kRowLength: return "row_length";
   }
   return "?";
 }
 
 int scalar_op_arity(ScalarOp op) {
-  if (op == ScalarOp::kInput || op == ScalarOp::kConst) return 0;
+  if (op == ScalarOp::kInput || op == ScalarOp::kConst || op == ScalarOp::kRowLength) return 0;
   if (op == ScalarOp::kSelect) return 3;
+  if (is_reduction(op)) return 1;
   if (op >= ScalarOp::kAdd) return 2;
   return 1;
 }

@@ -28,7 +28,13 @@ enum class ScalarOp : uint8_t {
   kEq, kNe, kLt, kLe, kGt, kGe, kAnd, kOr,
   // ternary: a ? b : c
   kSelect,
+  // Reductions along the row of a JIT row kernel (jit/row_kernel.h); never
+  // produced by a formula. The result is the row's value, available once
+  // the row has been read; kRowLength is the row's length.
+  kReduceSum, kReduceMax, kReduceMin, kReduceProd, kReduceArgmax, kRowLength,
 };
+
+inline bool is_reduction(ScalarOp op) { return op >= ScalarOp::kReduceSum && op <= ScalarOp::kReduceArgmax; }
 
 std::string_view scalar_op_name(ScalarOp op);
 int scalar_op_arity(ScalarOp op);  // 0 for kInput/kConst

@@ -34,6 +34,13 @@ RuntimeStats stats() {
   s.plan_cache_hits = c.plan_cache_hits.load();
   s.plan_cache_misses = c.plan_cache_misses.load();
   s.compile_ms = static_cast<double>(c.compile_ns.load()) / 1e6;
+  s.disk_hits = c.disk_hits.load();
+  s.disk_misses = c.disk_misses.load();
+  s.disk_writes = c.disk_writes.load();
+  s.disk_lock_waits = c.disk_lock_waits.load();
+  s.disk_evictions = c.disk_evictions.load();
+  s.corrupt_entries = c.corrupt_entries.load();
+  s.disk_errors = c.disk_errors.load();
   return s;
 }
 
@@ -49,6 +56,13 @@ void reset_stats() {
   c.plan_cache_hits = 0;
   c.plan_cache_misses = 0;
   c.compile_ns = 0;
+  c.disk_hits = 0;
+  c.disk_misses = 0;
+  c.disk_writes = 0;
+  c.disk_lock_waits = 0;
+  c.disk_evictions = 0;
+  c.corrupt_entries = 0;
+  c.disk_errors = 0;
 }
 
 std::string RuntimeStats::str() const {
@@ -62,7 +76,10 @@ std::string RuntimeStats::str() const {
       << "kernels compiled   " << kernels_compiled << "\n"
       << "kernel cache       " << cache_hits << " hits, " << cache_misses << " misses\n"
       << "plan cache         " << plan_cache_hits << " hits, " << plan_cache_misses << " misses\n"
-      << "compile time       " << compile_ms << " ms\n";
+      << "compile time       " << compile_ms << " ms\n"
+      << "disk cache         " << disk_hits << " hits, " << disk_misses << " misses, " << disk_writes << " writes, "
+      << disk_lock_waits << " lock waits, " << disk_evictions << " evictions\n"
+      << "disk cache damage  " << corrupt_entries << " rejected entries, " << disk_errors << " directory errors\n";
   return out.str();
 }
 

@@ -19,10 +19,18 @@ struct RuntimeStats {
   int64_t kernel_launches = 0;    // precompiled kernel calls + generated kernel runs
   int64_t kernels_compiled = 0;   // generated kernels built (JIT)
   int64_t cache_hits = 0;         // kernel cache lookups that found a kernel
-  int64_t cache_misses = 0;       // ... that had to compile
+  int64_t cache_misses = 0;       // ... that did not: loaded from disk or compiled
   int64_t plan_cache_hits = 0;    // traced fragments that reused a compiled plan
   int64_t plan_cache_misses = 0;
   double compile_ms = 0;          // total time spent compiling kernels
+  // The persistent kernel cache (cache/disk_store.h), behind cache_misses.
+  int64_t disk_hits = 0;          // kernels loaded from disk (not compiled)
+  int64_t disk_misses = 0;        // kernels not on disk: compiled, then written
+  int64_t disk_writes = 0;        // entries written
+  int64_t disk_lock_waits = 0;    // misses that waited for another process building the kernel
+  int64_t disk_evictions = 0;     // entries removed to stay under WOK_CACHE_MAX_BYTES
+  int64_t corrupt_entries = 0;    // entries found but rejected: damaged, stale, or for another CPU
+  int64_t disk_errors = 0;        // cache directory unreadable or unwritable
 
   std::string str() const;        // one line per counter
 };
@@ -43,6 +51,13 @@ struct StatCounters {
   std::atomic<int64_t> plan_cache_hits{0};
   std::atomic<int64_t> plan_cache_misses{0};
   std::atomic<int64_t> compile_ns{0};
+  std::atomic<int64_t> disk_hits{0};
+  std::atomic<int64_t> disk_misses{0};
+  std::atomic<int64_t> disk_writes{0};
+  std::atomic<int64_t> disk_lock_waits{0};
+  std::atomic<int64_t> disk_evictions{0};
+  std::atomic<int64_t> corrupt_entries{0};
+  std::atomic<int64_t> disk_errors{0};
 };
 StatCounters& counters();
 }  // namespace detail

@@ -6,9 +6,14 @@
 // some path leaves the two groups and comes back, which would make the
 // fused kernel depend on its own output. Constants are not members: every
 // kernel that needs one computes it itself. Nodes of other shapes are not
-// pulled in (that would recompute them once per broadcast element).
+// pulled in (that would recompute them once per broadcast element), with
+// one exception: a reduction over the last axis (or all axes) anchors a row
+// group (Note [Row kernels]) whose members are values of its row space,
+// either full rows or one value per row, so that softmax or layer_norm is
+// one kernel.
 #include <algorithm>
 #include <numeric>
+#include <optional>
 
 #include "wok/jit/lowering.h"
 #include "wok/jit/passes/passes.h"
@@ -47,7 +52,30 @@ void fuse_elementwise(PlanGraph& g) {
       if (int p = g.producer[v]; p >= 0) users[p].push_back(static_cast<int>(n));
   }
 
+  // The space each group lives in: an output shape (k = -1), or a row space.
+  std::vector<RowSpace> space(n_nodes);
+  for (size_t n = 0; n < n_nodes; ++n) {
+    if (!candidate[n]) continue;
+    if (auto rs = row_reduction_space(g, static_cast<int>(n))) space[n] = *rs;
+    else space[n] = {g.fragment.values[nodes[n].outputs[0]].shape, -1};
+  }
   UnionFind uf(n_nodes);
+  // The row space two groups would share, if they can merge.
+  auto combined = [&](int a, int b) -> std::optional<RowSpace> {
+    const RowSpace &sa = space[a], &sb = space[b];
+    if (sa.k < 0 && sb.k < 0) return sa.shape == sb.shape ? std::optional<RowSpace>(sa) : std::nullopt;
+    if (sa.k >= 0 && sb.k >= 0) return sa == sb ? std::optional<RowSpace>(sa) : std::nullopt;
+    const RowSpace& row = sa.k >= 0 ? sa : sb;
+    int other = sa.k >= 0 ? b : a;
+    const Shape& ew = space[other].shape;
+    if (!is_full_row_value(ew, row) && !is_row_scalar_value(ew, row)) return std::nullopt;
+    // Every input of the elementwise group must be readable along the row.
+    for (size_t n = 0; n < n_nodes; ++n)
+      if (candidate[n] && uf.find(static_cast<int>(n)) == other)
+        for (int v : g.inputs_of(static_cast<int>(n)))
+          if (!is_row_readable_input(g.fragment.values[v].shape, row)) return std::nullopt;
+    return row;
+  };
   // True when some path from group a to group b passes outside both.
   auto detour = [&](int a, int b) {
     std::vector<char> seen(n_nodes, 0);
@@ -76,17 +104,19 @@ void fuse_elementwise(PlanGraph& g) {
 
   for (size_t n = 0; n < n_nodes; ++n) {
     if (!candidate[n]) continue;
-    const Shape& shape = g.fragment.values[nodes[n].outputs[0]].shape;
     for (int v : g.inputs_of(static_cast<int>(n))) {
       int p = g.producer[v];
       if (p < 0 || !candidate[p]) continue;
-      if (g.fragment.values[nodes[p].outputs[0]].shape != shape) {
+      int a = uf.find(p), b = uf.find(static_cast<int>(n));
+      if (a == b) continue;
+      std::optional<RowSpace> s = combined(a, b);
+      if (!s) {
         g.break_reason[p] = "its shape differs from its consumer's";
         continue;
       }
-      int a = uf.find(p), b = uf.find(static_cast<int>(n));
-      if (a == b || detour(a, b)) continue;
+      if (detour(a, b)) continue;
       uf.parent[a] = b;
+      space[b] = *s;
     }
   }
   // Compact group ids in order of first member.

@@ -523,6 +523,129 @@ Mask VecEmitter::bool_to_mask(DType t, const ax::Vec& b) {
   return m;
 }
 
+// ---- across lanes -----------------------------------------------------------------
+
+ax::Vec VecEmitter::reduce_lanes(ScalarOp op, DType t, const ax::Vec& v) {
+  Id id;
+  switch (op) {
+    case ScalarOp::kReduceSum: id = pick(t, I::kIdVaddps, I::kIdVaddpd, I::kIdVpaddd, I::kIdVpaddq); break;
+    case ScalarOp::kReduceProd: id = pick(t, I::kIdVmulps, I::kIdVmulpd, I::kIdVpmulld, I::kIdVpmullq); break;
+    case ScalarOp::kReduceMax: id = pick(t, I::kIdVmaxps, I::kIdVmaxpd, I::kIdVpmaxsd, I::kIdVpmaxsq); break;
+    default: id = pick(t, I::kIdVminps, I::kIdVminpd, I::kIdVpminsd, I::kIdVpminsq); break;
+  }
+  // Halve the width down to one xmm, then combine within it.
+  ax::Vec cur = v;
+  while (cur.size() > 16) {
+    ax::Vec hi = vec_of_bytes(cur.size() / 2), r = vec_of_bytes(cur.size() / 2);
+    if (cur.size() == 64) {
+      cc_.vextractf64x4(hi.as<ax::Ymm>(), cur.as<ax::Zmm>(), 1);
+      cc_.emit(id, r, cur.as<ax::Zmm>().ymm(), hi);
+    } else {
+      cc_.vextractf128(hi.as<ax::Xmm>(), cur.as<ax::Ymm>(), 1);
+      cc_.emit(id, r, cur.as<ax::Ymm>().xmm(), hi);
+    }
+    cur = r;
+  }
+  ax::Xmm x = cur.as<ax::Xmm>();
+  ax::Xmm t1 = cc_.newXmm(), r1 = cc_.newXmm();
+  if (!wide(t)) {
+    cc_.vpermilps(t1, x, 0x4E);  // swap 64-bit halves
+    cc_.emit(id, r1, x, t1);
+    ax::Xmm t2 = cc_.newXmm();
+    x = cc_.newXmm();
+    cc_.vpermilps(t2, r1, 0xB1);  // swap neighbours
+    cc_.emit(id, x, r1, t2);
+  } else {
+    cc_.vpermilpd(t1, x, 1);
+    cc_.emit(id, r1, x, t1);
+    x = r1;
+  }
+  ax::Vec out = new_vec(t);
+  if (wide(t)) {
+    if (out.size() == 16) cc_.vmovddup(out, x);
+    else cc_.vbroadcastsd(out, x);
+  } else {
+    cc_.vbroadcastss(out, x);
+  }
+  return out;
+}
+
+ax::Vec VecEmitter::lane_index(DType t) {
+  DType it = wide(t) ? DType::kInt64 : DType::kInt32;
+  std::vector<uint8_t> buf(reg_bytes(t));
+  for (int i = 0; i < lanes_; ++i) {
+    if (wide(t)) {
+      int64_t v = i;
+      std::memcpy(buf.data() + 8 * i, &v, 8);
+    } else {
+      int32_t v = i;
+      std::memcpy(buf.data() + 4 * i, &v, 4);
+    }
+  }
+  ax::Vec r = new_vec(it);
+  cc_.vmovups(r, cc_.newConst(asmjit::ConstPoolScope::kLocal, buf.data(), buf.size()));
+  return r;
+}
+
+ax::Vec VecEmitter::broadcast_gpr(DType t, const ax::Gp& g) {
+  ax::Vec r = new_vec(t);
+  ax::Xmm x = cc_.newXmm();
+  if (wide(t)) {
+    cc_.vmovq(x, g.r64());
+    cc_.vpbroadcastq(r, x);
+  } else {
+    cc_.vmovd(x, g.r32());
+    cc_.vpbroadcastd(r, x);
+  }
+  return r;
+}
+
+ax::Vec VecEmitter::broadcast_int_as(DType t, const ax::Gp& g) {
+  if (!is_floating(t)) return broadcast_gpr(t, g);
+  ax::Xmm x = cc_.newXmm();
+  cc_.vxorps(x, x, x);
+  ax::Vec r = new_vec(t);
+  if (t == DType::kFloat32) {
+    cc_.vcvtsi2ss(x, x, g.r64());
+    cc_.vbroadcastss(r, x);
+  } else {
+    cc_.vcvtsi2sd(x, x, g.r64());
+    if (r.size() == 16) cc_.vmovddup(r, x);
+    else cc_.vbroadcastsd(r, x);
+  }
+  return r;
+}
+
+Mask VecEmitter::convert_mask(DType from, DType to, const Mask& m) {
+  if (avx512_ || lane_width(from) == lane_width(to)) return m;
+  Mask out;
+  if (lane_width(to) == 8) {
+    out.v = new_vec(to);
+    cc_.vpmovsxdq(out.v, m.v);
+  } else {
+    out.v = narrow64to32(m.v);
+  }
+  return out;
+}
+
+void VecEmitter::store_lane0(DType t, const ax::Mem& m, const ax::Vec& v) {
+  ax::Mem mm = m;
+  ax::Xmm x = v.as<ax::Xmm>();
+  switch (t) {
+    case DType::kFloat32: mm.setSize(4); cc_.vmovss(mm, x); break;
+    case DType::kFloat64: mm.setSize(8); cc_.vmovsd(mm, x); break;
+    case DType::kInt32: mm.setSize(4); cc_.vmovd(mm, x); break;
+    case DType::kInt64: mm.setSize(8); cc_.vmovq(mm, x); break;
+    case DType::kBool: {
+      ax::Gp g = cc_.newGpd();
+      cc_.vmovd(g, x);
+      mm.setSize(1);
+      cc_.mov(mm, g.r8());
+      break;
+    }
+  }
+}
+
 // ---- casts -----------------------------------------------------------------------------
 
 ax::Vec VecEmitter::scalar_convert(DType from, DType to, const ax::Vec& v) {

@@ -19,6 +19,7 @@
 
 #include "wok/runtime/dtype.h"
 #include "wok/runtime/scalar.h"
+#include "wok/runtime/scalar_formula.h"
 
 namespace wok::jit::x86 {
 
@@ -113,6 +114,20 @@ class VecEmitter {
   // Lanes of t -> a bool value (int32 0/1) and back.
   ax::Vec mask_to_bool(DType t, const Mask& m);
   Mask bool_to_mask(DType t, const ax::Vec& b);
+
+  // Reductions across the lanes of v (sum, prod, max, min with raw
+  // instruction semantics), the result broadcast to every lane.
+  ax::Vec reduce_lanes(ScalarOp op, DType t, const ax::Vec& v);
+  // 0, 1, ..., lanes-1 in integer lanes of t's width.
+  ax::Vec lane_index(DType t);
+  // A general-purpose register's value in every integer lane of t's width.
+  ax::Vec broadcast_gpr(DType t, const ax::Gp& g);
+  // The integer in g, converted to t (C++ conversion), in every lane.
+  ax::Vec broadcast_int_as(DType t, const ax::Gp& g);
+  // The mask `m` (lanes of `from`) as a mask on lanes of `to`.
+  Mask convert_mask(DType from, DType to, const Mask& m);
+  // Stores lane 0 only.
+  void store_lane0(DType t, const ax::Mem& m, const ax::Vec& v);
 
   // C++ conversion semantics (static_cast), x86 "integer indefinite" for
   // out-of-range floats, != 0 for bool targets.

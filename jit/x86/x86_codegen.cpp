@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <cstring>
 
-#include "wok/jit/x86/math_emitter.h"
+#include "wok/jit/x86/instr_emitter.h"
 #include "wok/jit/x86/vec_emitter.h"
 
 namespace wok::jit::x86 {
@@ -30,28 +30,6 @@ class ErrorCollector : public asmjit::ErrorHandler {
 // or per element.
 enum Level { kPerCall = 0, kPerRow = 1, kPerElement = 2 };
 
-bool is_transcendental(ScalarOp op) {
-  switch (op) {
-    case ScalarOp::kExp: case ScalarOp::kLog: case ScalarOp::kSin: case ScalarOp::kCos:
-    case ScalarOp::kTanh: case ScalarOp::kErf: case ScalarOp::kPow:
-      return true;
-    default:
-      return false;
-  }
-}
-
-Cmp cmp_of(ScalarOp op) {
-  switch (op) {
-    case ScalarOp::kEq: return Cmp::kEq;
-    case ScalarOp::kNe: return Cmp::kNe;
-    case ScalarOp::kLt: return Cmp::kLt;
-    case ScalarOp::kLe: return Cmp::kLe;
-    case ScalarOp::kGt: return Cmp::kGt;
-    default: return Cmp::kGe;
-  }
-}
-
-int shift_of(DType t) { return itemsize(t) == 1 ? 0 : itemsize(t) == 4 ? 2 : 3; }
 
 // Note [Generated kernel layout]
 // void kernel(const KernelArgs* args, int64 begin, int64 end):
@@ -70,7 +48,6 @@ class KernelGenerator {
   void generate();
 
  private:
-  static int choose_lanes(const FusedKernelSpec& spec, bool avx512);
   void classify();
   int num_operands() const { return spec_.num_inputs() + spec_.num_outputs(); }
   DType operand_dtype(int k) const {
@@ -82,7 +59,6 @@ class KernelGenerator {
   ax::Vec emit_instr(const ScalarInstr& in, const ax::Gp& j, int offset, bool bounce);
   void store_outputs(const ax::Gp& j, int offset, bool bounce);
   void emit_run(const ax::Gp& len);
-  void emit_byte_copy(const ax::Gp& dst, const ax::Gp& src, const ax::Gp& nbytes);
   void point_operands(const ax::Gp& pos, const ax::Gp& col, const std::vector<ax::Gp>& row_off);
 
   const FusedKernelSpec& spec_;
@@ -96,17 +72,6 @@ class KernelGenerator {
   ax::Gp params_;
   int unroll_ = 1;
 };
-
-int KernelGenerator::choose_lanes(const FusedKernelSpec& spec, bool avx512) {
-  int widest = 4;
-  for (const ScalarInstr& in : spec.program.instrs) {
-    widest = std::max(widest, VecEmitter::lane_width(in.dtype));
-    // float32 sin, cos and pow run in float64 (Note [Lanes and registers]).
-    if (in.op == ScalarOp::kSin || in.op == ScalarOp::kCos || in.op == ScalarOp::kPow) widest = 8;
-  }
-  for (DType t : spec.input_dtypes) widest = std::max(widest, VecEmitter::lane_width(t));
-  return (avx512 ? 64 : 32) / widest;
-}
 
 void KernelGenerator::classify() {
   const auto& instrs = spec_.program.instrs;
@@ -130,47 +95,12 @@ void KernelGenerator::classify() {
 }
 
 ax::Vec KernelGenerator::emit_instr(const ScalarInstr& in, const ax::Gp& j, int offset, bool bounce) {
-  VecEmitter& e = e_;
+  if (in.op != ScalarOp::kInput) return emit_value_instr(e_, spec_.program, in, values_);
   const DType t = in.dtype;
-  auto arg = [&](int a) { return values_[in.args[a]]; };
-  auto arg_t = [&](int a) { return spec_.program.instrs[in.args[a]].dtype; };
-  switch (in.op) {
-    case ScalarOp::kInput: {
-      if (in.index >= spec_.num_inputs()) return e.broadcast_load(t, ax::ptr(params_, 8 * (in.index - spec_.num_inputs())));
-      if (spec_.inner_broadcast(in.index)) return e.broadcast_load(t, ax::ptr(run_ptr_[in.index]));
-      if (bounce) return e.load(t, bounce_[in.index]);
-      return e.load(t, ax::ptr(run_ptr_[in.index], j, shift_of(t), offset * static_cast<int>(itemsize(t))));
-    }
-    case ScalarOp::kConst: return e.const_scalar(t, in.constant);  // per call: hoisted by level
-    case ScalarOp::kCast: return e.cast(arg_t(0), t, arg(0));
-    case ScalarOp::kNeg: return e.neg(t, arg(0));
-    case ScalarOp::kAbs: return e.abs(t, arg(0));
-    case ScalarOp::kSqrt: return e.sqrt(t, arg(0));
-    case ScalarOp::kExp: return emit_exp(e, t, arg(0));
-    case ScalarOp::kLog: return emit_log(e, t, arg(0));
-    case ScalarOp::kSin: return emit_sin(e, t, arg(0));
-    case ScalarOp::kCos: return emit_cos(e, t, arg(0));
-    case ScalarOp::kTanh: return emit_tanh(e, t, arg(0));
-    case ScalarOp::kErf: return emit_erf(e, t, arg(0));
-    case ScalarOp::kFloor: return e.round(t, arg(0), 0x09);
-    case ScalarOp::kCeil: return e.round(t, arg(0), 0x0A);
-    case ScalarOp::kRound: return e.round(t, arg(0), 0x08);
-    case ScalarOp::kNot: return e.bit_xor(t, arg(0), e.const_operand(DType::kBool, 1));
-    case ScalarOp::kAdd: return e.add(t, arg(0), arg(1));
-    case ScalarOp::kSub: return e.sub(t, arg(0), arg(1));
-    case ScalarOp::kMul: return e.mul(t, arg(0), arg(1));
-    case ScalarOp::kDiv: return e.div(t, arg(0), arg(1));
-    case ScalarOp::kMax: return e.max(t, arg(0), arg(1));
-    case ScalarOp::kMin: return e.min(t, arg(0), arg(1));
-    case ScalarOp::kPow: return emit_pow(e, t, arg(0), arg(1));
-    case ScalarOp::kEq: case ScalarOp::kNe: case ScalarOp::kLt:
-    case ScalarOp::kLe: case ScalarOp::kGt: case ScalarOp::kGe:
-      return e.mask_to_bool(arg_t(0), e.cmp(arg_t(0), cmp_of(in.op), arg(0), arg(1)));
-    case ScalarOp::kAnd: return e.bit_and(t, arg(0), arg(1));
-    case ScalarOp::kOr: return e.bit_or(t, arg(0), arg(1));
-    case ScalarOp::kSelect: return e.blend(t, e.bool_to_mask(t, arg(0)), arg(1), arg(2));
-  }
-  return {};
+  if (in.index >= spec_.num_inputs()) return e_.broadcast_load(t, ax::ptr(params_, 8 * (in.index - spec_.num_inputs())));
+  if (spec_.inner_broadcast(in.index)) return e_.broadcast_load(t, ax::ptr(run_ptr_[in.index]));
+  if (bounce) return e_.load(t, bounce_[in.index]);
+  return e_.load(t, ax::ptr(run_ptr_[in.index], j, shift_of(t), offset * static_cast<int>(itemsize(t))));
 }
 
 void KernelGenerator::emit_level(Level level, const ax::Gp& j, int offset, bool bounce) {
@@ -187,21 +117,6 @@ void KernelGenerator::store_outputs(const ax::Gp& j, int offset, bool bounce) {
     if (bounce) e_.store(t, bounce_[k], v);
     else e_.store(t, ax::ptr(run_ptr_[k], j, shift_of(t), offset * static_cast<int>(itemsize(t))), v);
   }
-}
-
-void KernelGenerator::emit_byte_copy(const ax::Gp& dst, const ax::Gp& src, const ax::Gp& nbytes) {
-  ax::Gp i = cc_.newInt64("i");
-  ax::Gp b = cc_.newGpd("byte");
-  Label loop = cc_.newLabel(), done = cc_.newLabel();
-  cc_.xor_(i, i);
-  cc_.bind(loop);
-  cc_.cmp(i, nbytes);
-  cc_.jge(done);
-  cc_.movzx(b, ax::byte_ptr(src, i));
-  cc_.mov(ax::byte_ptr(dst, i), b.r8());
-  cc_.inc(i);
-  cc_.jmp(loop);
-  cc_.bind(done);
 }
 
 void KernelGenerator::emit_run(const ax::Gp& len) {
@@ -252,7 +167,7 @@ void KernelGenerator::emit_run(const ax::Gp& len) {
     if (shift_of(t)) cc_.shl(nbytes, shift_of(t));
     cc_.lea(src, ax::ptr(run_ptr_[k], j, shift_of(t)));
     cc_.lea(buf, bounce_[k]);
-    emit_byte_copy(buf, src, nbytes);
+    emit_byte_copy(cc_, buf, src, nbytes);
   }
   emit_level(kPerElement, j, 0, true);
   store_outputs(j, 0, true);
@@ -262,7 +177,7 @@ void KernelGenerator::emit_run(const ax::Gp& len) {
     if (shift_of(t)) cc_.shl(nbytes, shift_of(t));
     cc_.lea(src, ax::ptr(run_ptr_[k], j, shift_of(t)));
     cc_.lea(buf, bounce_[k]);
-    emit_byte_copy(src, buf, nbytes);
+    emit_byte_copy(cc_, src, buf, nbytes);
   }
   cc_.bind(skip);
 }
@@ -402,8 +317,17 @@ void KernelGenerator::generate() {
 }  // namespace
 
 bool can_compile(const ScalarProgram& program) {
-  for (const ScalarInstr& in : program.instrs)
+  for (const ScalarInstr& in : program.instrs) {
     if (in.op == ScalarOp::kPow && !is_floating(in.dtype)) return false;
+    if (!is_reduction(in.op)) continue;
+    // Reductions the row generator emits: float sums, products, max and
+    // min; int64 sums; int32 max and min.
+    DType t = in.dtype;
+    bool ok = is_floating(t) && in.op != ScalarOp::kReduceArgmax;
+    ok = ok || (t == DType::kInt64 && in.op == ScalarOp::kReduceSum);
+    ok = ok || (t == DType::kInt32 && (in.op == ScalarOp::kReduceMax || in.op == ScalarOp::kReduceMin));
+    if (!ok) return false;
+  }
   return true;
 }
 
@@ -420,7 +344,8 @@ absl::StatusOr<MachineCode> generate_x86(const FusedKernelSpec& spec, CpuIsa isa
   ErrorCollector errors;
   code.setErrorHandler(&errors);
   ax::Compiler cc(&code);
-  KernelGenerator(spec, cc, isa == CpuIsa::kAvx512).generate();
+  if (spec.is_row()) generate_row_kernel(spec, cc, isa == CpuIsa::kAvx512);
+  else KernelGenerator(spec, cc, isa == CpuIsa::kAvx512).generate();
   cc.finalize();
   if (errors.failed) return absl::InternalError("asmjit: " + errors.text + "\nwhile generating:\n" + spec.str());
 

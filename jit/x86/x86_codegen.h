@@ -6,6 +6,7 @@
 #include <vector>
 
 #include <absl/status/statusor.h>
+#include <asmjit/x86.h>
 
 #include "wok/jit/fused_kernel.h"
 #include "wok/runtime/cpu_features.h"
@@ -28,6 +29,9 @@ bool can_compile(const ScalarProgram& program);
 
 // AVX2 or AVX-512; kBaseline is rejected.
 absl::StatusOr<MachineCode> generate_x86(const FusedKernelSpec& spec, CpuIsa isa, bool want_listing);
+
+// The row-kernel generator (jit/x86/row_codegen.cpp).
+void generate_row_kernel(const FusedKernelSpec& spec, asmjit::x86::Compiler& cc, bool avx512);
 
 // Copies code into executable memory (never freed: kernels live as long as
 // the process, see Note [Kernel lifetime] in jit/kernel_cache.cpp).

@@ -1,0 +1,48 @@
+// Renders a FusedKernelSpec into CUDA C++ source: the fixed skeleton comes
+// from templates/elementwise.cu.in (embedded at build time), the renderer
+// writes only the parameter list and the per-element code. Each scalar op
+// maps to a device function of templates/wok_device.cuh through one table
+// (kCudaOps in the .cpp), so backend differences are data.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include <absl/status/statusor.h>
+
+#include "wok/jit/fused_kernel.h"
+
+namespace wok::jit::cuda {
+
+// Kernel parameters must fit the launch's parameter space (4 KiB on every
+// architecture wok supports); a spec needing more is refused and its
+// fragment runs on the precompiled kernels.
+inline constexpr size_t kMaxKernelParamBytes = 4096;
+// Each thread of the flat path handles tiles of this many elements.
+inline constexpr int kTileElements = 4;
+inline constexpr int kBlockSize = 256;
+
+struct RenderedKernel {
+  std::string name;    // extern "C" entry point
+  std::string source;  // complete translation unit; includes "wok_device.cuh"
+  size_t param_bytes = 0;
+};
+
+// The CUDA spelling of a dtype: "float", "long long", "bool", ...
+std::string_view cuda_type(DType t);
+
+// Fails for ops or dtypes without a CUDA rendering, or too many operands.
+absl::StatusOr<RenderedKernel> render_cuda(const FusedKernelSpec& spec, const std::string& name);
+
+// The embedded headers a rendered or precompiled source includes, as
+// NVRTC wants them: names and contents side by side.
+struct EmbeddedHeaders {
+  std::vector<const char*> names;
+  std::vector<const char*> contents;
+};
+const EmbeddedHeaders& device_headers();
+// A hash of every embedded template and kernel source: part of each cubin
+// signature, so an edited template never reuses an old cubin.
+const std::string& templates_fingerprint();
+
+}  // namespace wok::jit::cuda
