@@ -1,64 +1,125 @@
-// Shared by the wok benchmarks: best-of-N reporting, default flags, and
-// the small helpers the Markdown tables printed after a run need.
+// Shared by the wok benchmarks: per-iteration timing, ordered reporting,
+// paired ratios, default flags, and helpers for the Markdown tables.
 //
-// Ratios are the targets we check, never absolute times (the machines are
-// shared and noisy), so every binary keeps the fastest repetition of each
-// benchmark and computes its ratios from those numbers, within one run.
+// Note [Timing on a shared machine]
+// Targets are ratios, never absolute times, and the machines are shared and
+// noisy (other jobs take whole cores for seconds at a time). So:
+//  - every iteration is timed on its own and kept (samples()); the GB/s
+//    tables use the median of all iterations of all repetitions, which a
+//    few preempted iterations do not move;
+//  - repetitions are interleaved at random, so a burst of load is spread
+//    over all benchmarks instead of landing on one;
+//  - a ratio checked against a target is measured by alternating the two
+//    sides round by round and taking the median of the per-round ratios
+//    (paired_ratio): both sides of each round see the same load.
+// The console shows Google Benchmark's own numbers for the fastest
+// repetition (mean over its iterations).
 #pragma once
 
+#include <benchmark/benchmark.h>
+#include <unistd.h>
+
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
+#include <functional>
 #include <map>
 #include <string>
+#include <tuple>
 #include <vector>
-
-#include <benchmark/benchmark.h>
 
 #include "wok/wok.h"
 
 namespace wok_bench {
 
-// Prints and keeps only the fastest repetition of each benchmark; tables
-// printed after the run quote the same numbers as the console.
-class BestOfReporter : public benchmark::ConsoleReporter {
+using Clock = std::chrono::steady_clock;
+
+inline double seconds_since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
+
+inline double median(std::vector<double> v) {
+  if (v.empty()) return NAN;
+  std::sort(v.begin(), v.end());
+  return v[v.size() / 2];
+}
+
+// Every timed iteration so far, in seconds, by benchmark name.
+inline std::map<std::string, std::vector<double>>& samples() {
+  static std::map<std::string, std::vector<double>> all;
+  return all;
+}
+// Median seconds per iteration of `name`; NaN if it did not run.
+inline double median_seconds(const std::string& name) {
+  auto it = samples().find(name);
+  return it == samples().end() ? NAN : median(it->second);
+}
+
+// The benchmark loop: `body` once per iteration, each timed on its own and
+// kept under `name`. Register with ->UseManualTime().
+template <typename Body>
+void timed_loop(benchmark::State& st, const std::string& name, Body&& body) {
+  std::vector<double>& kept = samples()[name];
+  for (auto _ : st) {
+    auto t0 = Clock::now();
+    body();
+    double s = seconds_since(t0);
+    st.SetIterationTime(s);
+    kept.push_back(s);
+  }
+}
+
+// Median over `rounds` of time(slow) / time(fast), the two run back to back
+// in each round (in alternating order) after one warm-up each.
+inline double paired_ratio(const std::function<void()>& slow, const std::function<void()>& fast, int rounds) {
+  slow();
+  fast();
+  std::vector<double> ratios;
+  for (int r = 0; r < rounds; ++r) {
+    double t_slow = 0, t_fast = 0;
+    for (int k = 0; k < 2; ++k) {
+      bool slow_first = (r + k) % 2 == 0;
+      auto t0 = Clock::now();
+      (slow_first ? slow : fast)();
+      (slow_first ? t_slow : t_fast) = seconds_since(t0);
+    }
+    ratios.push_back(t_slow / t_fast);
+  }
+  return median(ratios);
+}
+
+// Prints the fastest repetition of each benchmark, all at the end and in
+// registration order (random interleaving finishes them in any order).
+class OrderedReporter : public benchmark::ConsoleReporter {
  public:
+  // Colors only on a terminal: the output is meant to be pasted.
+  OrderedReporter() : ConsoleReporter(isatty(STDOUT_FILENO) ? OO_ColorTabular : OO_Tabular) {}
+
   void ReportRuns(const std::vector<Run>& runs) override {
     const Run* best = nullptr;
     for (const Run& r : runs) {
       if (r.run_type != Run::RT_Iteration) continue;  // mean/stddev of reps: not shown
       if (r.error_occurred) {
-        ConsoleReporter::ReportRuns({r});
-        return;
+        best = &r;
+        break;
       }
-      if (!best || seconds_per_iteration(r) < seconds_per_iteration(*best)) best = &r;
+      if (!best || r.GetAdjustedRealTime() < best->GetAdjustedRealTime()) best = &r;
     }
-    if (!best) return;
-    best_[best->run_name.function_name] = *best;
-    ConsoleReporter::ReportRuns({*best});
+    if (best) finished_.push_back(*best);
   }
 
-  // Seconds per iteration of the fastest repetition; NaN if it did not run
-  // (filtered out, or failed).
-  double seconds(const std::string& name) const {
-    auto it = best_.find(name);
-    return it == best_.end() ? NAN : seconds_per_iteration(it->second);
-  }
-  // A user counter of the fastest repetition (rates are already per second).
-  double counter(const std::string& name, const std::string& key) const {
-    auto it = best_.find(name);
-    if (it == best_.end()) return NAN;
-    auto c = it->second.counters.find(key);
-    return c == it->second.counters.end() ? NAN : static_cast<double>(c->second.value);
+  void Finalize() override {
+    std::stable_sort(finished_.begin(), finished_.end(), [](const Run& a, const Run& b) {
+      return std::tie(a.family_index, a.per_family_instance_index) <
+             std::tie(b.family_index, b.per_family_instance_index);
+    });
+    for (const Run& r : finished_) ConsoleReporter::ReportRuns({r});
+    ConsoleReporter::Finalize();
   }
 
  private:
-  static double seconds_per_iteration(const Run& r) {
-    return r.iterations > 0 ? r.real_accumulated_time / static_cast<double>(r.iterations) : NAN;
-  }
-  std::map<std::string, Run> best_;
+  std::vector<Run> finished_;
 };
 
 // benchmark::Initialize, with `defaults` ("--flag=value") added for flags
@@ -100,7 +161,9 @@ class HostBuffer {
   HostBuffer(const HostBuffer&) = delete;
   HostBuffer& operator=(const HostBuffer&) = delete;
   template <typename T>
-  T* as() const { return static_cast<T*>(p_); }
+  T* as() const {
+    return static_cast<T*>(p_);
+  }
 
  private:
   size_t bytes_;

@@ -9,14 +9,14 @@
 
 namespace wok_bench {
 
-#define WOK_BENCH_DECLARE_HANDWRITTEN(suffix)                                                 \
-  /* ((a*2 + b)*0.5 - a)*b + 1 */                                                             \
-  void p1##suffix(const float* a, const float* b, float* out, int64_t n);                     \
-  /* (max(a*1.5 + b, 0) - exp(-(a*a))) * tanh(b) */                                           \
-  void p2##suffix(const float* a, const float* b, float* out, int64_t n);                     \
-  /* 0.5*x*(1 + tanh(0.7978845608*(x + 0.044715*x^3))) */                                    \
-  void p3##suffix(const float* x, float* out, int64_t n);                                     \
-  /* STREAM triad: out = b + s*c */                                                           \
+#define WOK_BENCH_DECLARE_HANDWRITTEN(suffix)                             \
+  /* ((a*2 + b)*0.5 - a)*b + 1 */                                         \
+  void p1##suffix(const float* a, const float* b, float* out, int64_t n); \
+  /* (max(a*1.5 + b, 0) - exp(-(a*a))) * tanh(b) */                       \
+  void p2##suffix(const float* a, const float* b, float* out, int64_t n); \
+  /* 0.5*x*(1 + tanh(0.7978845608*(x + 0.044715*x^3))) */                 \
+  void p3##suffix(const float* x, float* out, int64_t n);                 \
+  /* STREAM triad: out = b + s*c */                                       \
   void triad##suffix(const float* b, const float* c, float s, float* out, int64_t n);
 WOK_BENCH_DECLARE_HANDWRITTEN(_strict)
 WOK_BENCH_DECLARE_HANDWRITTEN(_fastmath)

@@ -15,6 +15,10 @@
 // Targets: none fixed here; the table printed last is for reading against
 // the memcpy line (an elementwise op at 2 threads should reach most of it).
 //
+// Timing: Note [Timing on a shared machine] in bench_util.h. GB/s columns
+// use the median iteration; the JIT / precompiled column re-times the two
+// backends in alternating pairs after the benchmarks (median ratio).
+//
 // Run: bench_op_throughput [--benchmark_filter=REGEX] [--benchmark_repetitions=N]
 #include <functional>
 
@@ -28,14 +32,15 @@ constexpr int64_t kSide = 4096;  // kSide * kSide == kN
 constexpr int64_t kMatmul = 512;
 constexpr int kChainOps = 1000;
 constexpr int64_t kSmall = 16;
+constexpr int kPairedRounds = 9;  // JIT / precompiled column
 
 struct Inputs {
-  Tensor x;    // uniform [-4, 4)
-  Tensor pos;  // uniform [0.25, 4.25): log, sqrt, rsqrt, reciprocal, pow's base
-  Tensor y;    // uniform [-4, 4), the second operand
-  Tensor bx, by;  // bool, about half true
-  Tensor x2d;  // x as 4096x4096
-  Tensor ma, mb;  // 512x512
+  Tensor x;           // uniform [-4, 4)
+  Tensor pos;         // uniform [0.25, 4.25): log, sqrt, rsqrt, reciprocal, pow's base
+  Tensor y;           // uniform [-4, 4), the second operand
+  Tensor bx, by;      // bool, about half true
+  Tensor x2d;         // x as 4096x4096
+  Tensor ma, mb;      // 512x512
   Tensor sx, sb, sc;  // 16 elements
 };
 
@@ -64,31 +69,43 @@ constexpr Backend kBackends[] = {{"precompiled", wok::Backend::kPrecompiled}, {"
 
 struct Row {
   std::string op;
-  double bytes_per_element;  // 0 for matmul (reported in GFLOP/s)
+  double work;  // bytes moved per evaluation, or flops for matmul
+  bool flops;
+  std::function<void()> run[2];  // one evaluation under kBackends[i], backend set first
 };
 std::vector<Row> g_rows;
 
+// A benchmark timed per iteration (wok_bench::timed_loop); `setup` runs
+// before the loop, `work` is what one iteration moves, counted in `unit`.
+void register_timed(const std::string& name, const char* unit, double work, double items, benchmark::TimeUnit time_unit,
+                    std::function<void()> setup, std::function<void()> body) {
+  benchmark::RegisterBenchmark(name.c_str(),
+                               [=](benchmark::State& st) {
+                                 setup();
+                                 wok_bench::timed_loop(st, name, body);
+                                 st.SetItemsProcessed(static_cast<int64_t>(items) * st.iterations());
+                                 st.counters[unit] =
+                                     benchmark::Counter(work, benchmark::Counter::kIsIterationInvariantRate);
+                               })
+      ->UseManualTime()
+      ->Unit(time_unit);
+}
+
 // One op, recorded anew and evaluated each iteration (a ready tensor would
-// not run again). `work` is bytes moved, or flops for matmul.
-void register_op(const std::string& op, double work, double items, std::function<Tensor()> make,
-                 const char* counter = "GB/s") {
-  g_rows.push_back({op, std::strcmp(counter, "GB/s") == 0 ? work / static_cast<double>(kN) : 0});
-  for (const Backend& b : kBackends) {
-    benchmark::RegisterBenchmark((op + "/" + b.name).c_str(),
-                                 [=](benchmark::State& st) {
-                                   wok::set_backend(b.value);
-                                   wok::eval({make()});  // JIT: compile outside the timing
-                                   for (auto _ : st) {
-                                     Tensor r = make();
-                                     wok::eval({r});
-                                   }
-                                   st.SetItemsProcessed(static_cast<int64_t>(items) * st.iterations());
-                                   st.counters[counter] =
-                                       benchmark::Counter(work, benchmark::Counter::kIsIterationInvariantRate);
-                                 })
-        ->UseRealTime()
-        ->Unit(benchmark::kMillisecond);
+// not run again), under each backend.
+void register_op(const std::string& op, double work, double items, std::function<Tensor()> make, bool flops = false) {
+  Row row{op, work, flops, {}};
+  for (int i = 0; i < 2; ++i) {
+    const Backend b = kBackends[i];
+    row.run[i] = [make, b] {
+      wok::set_backend(b.value);
+      wok::eval({make()});
+    };
+    register_timed(op + "/" + b.name, flops ? "GFLOP/s" : "GB/s", work, items, benchmark::kMillisecond,
+                   row.run[i],  // warm-up: JIT compile outside the timing
+                   row.run[i]);
   }
+  g_rows.push_back(std::move(row));
 }
 
 void register_unary(const Inputs& in) {
@@ -133,9 +150,8 @@ void register_binary(const Inputs& in) {
     double out_bytes;
   };
   static const Case kCases[] = {
-      {"add", wok::add, 4},         {"sub", wok::sub, 4}, {"mul", wok::mul, 4},
-      {"div", wok::div, 4},         {"maximum", wok::maximum, 4},
-      {"minimum", wok::minimum, 4}, {"eq", wok::eq, 1},   {"lt", wok::lt, 1},
+      {"add", wok::add, 4},         {"sub", wok::sub, 4},         {"mul", wok::mul, 4}, {"div", wok::div, 4},
+      {"maximum", wok::maximum, 4}, {"minimum", wok::minimum, 4}, {"eq", wok::eq, 1},   {"lt", wok::lt, 1},
   };
   for (const Case& c : kCases) {
     BinaryFn fn = c.fn;
@@ -154,20 +170,18 @@ void register_reductions_and_more(const Inputs& in) {
   register_op("max_axis_last", 4.0 * kN + 4.0 * kSide, kN, [&in] { return wok::max(in.x2d, {-1}); });
   register_op("transpose_4096", 8.0 * kN, kN, [&in] { return wok::transpose(in.x2d); });
   const double flops = 2.0 * kMatmul * kMatmul * kMatmul;
-  register_op("matmul_512", flops, kMatmul * kMatmul, [&in] { return wok::matmul(in.ma, in.mb); }, "GFLOP/s");
+  register_op(
+      "matmul_512", flops, kMatmul * kMatmul, [&in] { return wok::matmul(in.ma, in.mb); }, /*flops=*/true);
 }
 
 // The bandwidth reference: what a read plus a write of 64 MiB costs here.
-void register_memcpy() {
-  benchmark::RegisterBenchmark("memcpy_ref", [](benchmark::State& st) {
-    wok_bench::HostBuffer src(4 * kN), dst(4 * kN);
-    for (auto _ : st) {
-      wok_bench::parallel_memcpy(dst.as<char>(), src.as<char>(), 4 * kN);
-      benchmark::ClobberMemory();
-    }
-    st.SetItemsProcessed(kN * st.iterations());
-    st.counters["GB/s"] = benchmark::Counter(8.0 * kN, benchmark::Counter::kIsIterationInvariantRate);
-  })->UseRealTime()->Unit(benchmark::kMillisecond);
+void register_memcpy(const wok_bench::HostBuffer& src, const wok_bench::HostBuffer& dst) {
+  register_timed(
+      "memcpy_ref", "GB/s", 8.0 * kN, kN, benchmark::kMillisecond, [] {},
+      [&src, &dst] {
+        wok_bench::parallel_memcpy(dst.as<char>(), src.as<char>(), 4 * kN);
+        benchmark::ClobberMemory();
+      });
 }
 
 // A chain of kChainOps alternating adds and muls on 16-element tensors.
@@ -178,72 +192,70 @@ Tensor small_chain(const Inputs& in) {
 }
 
 void register_dispatch(const Inputs& in) {
-  const auto per_op = benchmark::Counter(kChainOps, benchmark::Counter::kIsIterationInvariantRate |
-                                                        benchmark::Counter::kInvert);
   for (const Backend& b : kBackends) {
-    benchmark::RegisterBenchmark((std::string("dispatch_chain1000/") + b.name).c_str(),
-                                 [&in, b, per_op](benchmark::State& st) {
-                                   wok::set_backend(b.value);
-                                   wok::eval({small_chain(in)});
-                                   for (auto _ : st) {
-                                     Tensor r = small_chain(in);
-                                     wok::eval({r});
-                                   }
-                                   st.counters["s/op"] = per_op;
-                                 })
-        ->UseRealTime()
-        ->Unit(benchmark::kMicrosecond);
+    register_timed(
+        std::string("dispatch_chain1000/") + b.name, "ops/s", kChainOps, kChainOps, benchmark::kMicrosecond,
+        [&in, b] {
+          wok::set_backend(b.value);
+          wok::eval({small_chain(in)});
+        },
+        [&in] { wok::eval({small_chain(in)}); });
   }
-  benchmark::RegisterBenchmark("record_chain1000", [&in, per_op](benchmark::State& st) {
-    for (auto _ : st) {
-      Tensor r = small_chain(in);  // dropped unevaluated: the graph is freed
-      benchmark::DoNotOptimize(r);
-    }
-    st.counters["s/op"] = per_op;
-  })->UseRealTime()->Unit(benchmark::kMicrosecond);
+  register_timed(
+      "record_chain1000", "ops/s", kChainOps, kChainOps, benchmark::kMicrosecond, [] {},
+      [&in] {
+        Tensor r = small_chain(in);  // dropped unevaluated: the graph is freed
+        benchmark::DoNotOptimize(r);
+      });
 }
 
-void print_tables(const wok_bench::BestOfReporter& rep) {
+void print_tables() {
   using wok_bench::fmt;
-  const double memcpy_gbs = rep.counter("memcpy_ref", "GB/s") / 1e9;
-  std::printf("\n### Per-op throughput, 2^24 float32 elements, %d threads\n\n", wok::num_threads());
+  using wok_bench::median_seconds;
+  auto rate = [&](const std::string& name, double work) { return work / median_seconds(name) / 1e9; };
+  const double memcpy_gbs = rate("memcpy_ref", 8.0 * kN);
+  std::printf("\n### Per-op throughput, 2^24 float32 elements, %d threads (median iteration)\n\n", wok::num_threads());
   std::printf("memcpy reference: %s GB/s (read + write)\n\n", fmt(memcpy_gbs, 1).c_str());
-  std::printf("| op | bytes/elem | precompiled GB/s | JIT GB/s | JIT / precompiled | best / memcpy |\n");
+  std::printf("| op | bytes/elem | precompiled GB/s | JIT GB/s | JIT / precompiled (paired) | best / memcpy |\n");
   std::printf("|---|---:|---:|---:|---:|---:|\n");
   for (const Row& r : g_rows) {
-    const char* unit = r.bytes_per_element > 0 ? "GB/s" : "GFLOP/s";
-    double pre = rep.counter(r.op + "/precompiled", unit) / 1e9;
-    double jit = rep.counter(r.op + "/jit", unit) / 1e9;
-    std::string of_memcpy = r.bytes_per_element > 0 ? fmt(std::max(pre, jit) / memcpy_gbs) : "-";
-    std::string bpe = r.bytes_per_element > 0 ? fmt(r.bytes_per_element, 0) : "-";
-    std::string name = r.bytes_per_element > 0 ? r.op : r.op + " (GFLOP/s)";
+    double pre = rate(r.op + "/precompiled", r.work);
+    double jit = rate(r.op + "/jit", r.work);
+    std::string of_memcpy = r.flops ? "-" : fmt(std::max(pre, jit) / memcpy_gbs);
+    // Throughput ratio = time ratio, re-timed in alternating pairs.
+    double ratio = std::isnan(pre + jit) ? NAN : wok_bench::paired_ratio(r.run[0], r.run[1], kPairedRounds);
+    std::string bpe = r.flops ? "-" : fmt(r.work / static_cast<double>(kN), 0);
+    std::string name = r.flops ? r.op + " (GFLOP/s)" : r.op;
     std::printf("| %s | %s | %s | %s | %s | %s |\n", name.c_str(), bpe.c_str(), fmt(pre, 1).c_str(),
-                fmt(jit, 1).c_str(), fmt(jit / pre).c_str(), of_memcpy.c_str());
+                fmt(jit, 1).c_str(), fmt(ratio).c_str(), of_memcpy.c_str());
   }
   const double us = 1e6 / kChainOps;
   std::printf("\n### Dispatch overhead, 16-element float32, %d-op add/mul chain (us per op)\n\n", kChainOps);
   std::printf("| measurement | precompiled | JIT |\n|---|---:|---:|\n");
-  std::printf("| record only (no eval) | %s | %s |\n", fmt(rep.seconds("record_chain1000") * us, 3).c_str(),
-              fmt(rep.seconds("record_chain1000") * us, 3).c_str());
-  std::printf("| record + eval | %s | %s |\n", fmt(rep.seconds("dispatch_chain1000/precompiled") * us, 3).c_str(),
-              fmt(rep.seconds("dispatch_chain1000/jit") * us, 3).c_str());
+  std::printf("| record only (no eval) | %s | %s |\n", fmt(median_seconds("record_chain1000") * us, 3).c_str(),
+              fmt(median_seconds("record_chain1000") * us, 3).c_str());
+  std::printf("| record + eval | %s | %s |\n", fmt(median_seconds("dispatch_chain1000/precompiled") * us, 3).c_str(),
+              fmt(median_seconds("dispatch_chain1000/jit") * us, 3).c_str());
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
-  wok_bench::init(&argc, &argv, {"--benchmark_min_time=0.1", "--benchmark_repetitions=2"});
+  wok_bench::init(
+      &argc, &argv,
+      {"--benchmark_min_time=0.1", "--benchmark_repetitions=2", "--benchmark_enable_random_interleaving=true"});
   if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
   const Inputs in = make_inputs();
-  register_memcpy();
+  wok_bench::HostBuffer src(4 * kN), dst(4 * kN);
+  register_memcpy(src, dst);
   register_unary(in);
   register_binary(in);
   register_reductions_and_more(in);
   register_dispatch(in);
   benchmark::AddCustomContext("wok_threads", std::to_string(wok::num_threads()));
-  wok_bench::BestOfReporter reporter;
+  wok_bench::OrderedReporter reporter;
   benchmark::RunSpecifiedBenchmarks(&reporter);
-  print_tables(reporter);
+  print_tables();
   benchmark::Shutdown();
   return 0;
 }

@@ -25,6 +25,8 @@ Tensor from_bytes(const void* data, Shape shape, DType dtype, Device device, int
   if (numel(shape) != given_numel)
     throw ShapeError("from_vector: " + std::to_string(given_numel) + " values do not fill shape " + shape_str(shape) +
                      " (" + std::to_string(numel(shape)) + " elements)");
+  // Device tensors are filled on the host and copied (Tensor::to).
+  if (!device.is_cpu()) return from_bytes(data, std::move(shape), dtype, Device::cpu(), given_numel).to(device);
   TensorMeta meta{std::move(shape), dtype, device};
   StoragePtr storage = Storage::allocate(meta.nbytes(), device);
   if (meta.nbytes()) std::memcpy(storage->data(), data, meta.nbytes());

@@ -3,7 +3,10 @@
 #include <sstream>
 
 #include "wok/frontend/ops.h"
+#include "wok/runtime/cuda/cuda_copy.h"
+#include "wok/runtime/cuda/cuda_driver.h"
 #include "wok/runtime/evaluator.h"
+#include "wok/runtime/op_registry.h"
 
 namespace wok {
 
@@ -22,16 +25,28 @@ int64_t Tensor::size(int64_t axis) const {
 
 const void* Tensor::host_data() const {
   meta();
-  if (!impl_->ready()) evaluate({&impl_, 1}, EvalReason::kDataRead);
   if (!device().is_cpu())
-    throw DeviceError("reading data of a tensor on " + device().str() + ": copy it with to(Device::cpu()) first");
+    throw DeviceError("data<T>() of a tensor on " + device().str() +
+                      ": its memory is on the GPU; use to_vector<T>() or item<T>(), which copy, or to(Device::cpu())");
+  if (!impl_->ready()) evaluate({&impl_, 1}, EvalReason::kDataRead);
   return impl_->storage()->data();
+}
+
+Tensor::HostBytes Tensor::host_bytes() const {
+  meta();
+  if (device().is_cpu()) return {nullptr, host_data()};
+  if (!impl_->ready()) evaluate({&impl_, 1}, EvalReason::kDataRead);
+  const StoragePtr& src = impl_->storage();
+  StoragePtr host = Storage::allocate(nbytes(), Device::cpu());
+  cuda::copy_bytes(host->data(), Device::cpu(), src->data(), device(), nbytes());
+  return {host, host->data()};
 }
 
 Scalar Tensor::item_scalar() const {
   if (numel() != 1)
     throw ShapeError("item() needs exactly one element, tensor has shape " + shape_str(shape()));
-  const void* p = host_data();
+  const HostBytes bytes = host_bytes();
+  const void* p = bytes.data;
   return visit_dtype(dtype(), [&](auto tag) { return Scalar(*static_cast<const decltype(tag)*>(p)); });
 }
 
@@ -42,10 +57,32 @@ Tensor Tensor::transpose(int64_t a, int64_t b) const { return wok::transpose(*th
 Tensor Tensor::broadcast_to(Shape s) const { return wok::broadcast_to(*this, std::move(s)); }
 Tensor Tensor::astype(DType t) const { return dtype() == t ? *this : wok::cast(*this, t); }
 
+// Note [Copies between devices]
+// to() copies at once (through pinned staging buffers for host <-> GPU),
+// except for a pending constant (a `full` with no inputs, which is how
+// scalars in expressions are recorded): that is recorded again on the
+// target device, so it stays a launch parameter of the kernels that read
+// it instead of becoming a copy. (Its node is read without the graph mutex:
+// such constants are fresh tensors that no other thread evaluates.)
 Tensor Tensor::to(Device d) const {
   if (device() == d) return *this;
-  throw DeviceError("cannot move a tensor from " + device().str() + " to " + d.str() +
-                    ": no copy path between these devices in this build");
+  if (d.is_cuda()) cuda::require_device(d.index);  // names what is missing
+  if (!impl_->ready()) {
+    std::shared_ptr<Node> node = impl_->node();
+    if (node && node->inputs.empty() && node->op->def().kind == OpKind::kCreation && node->output_meta.size() == 1) {
+      TensorMeta m = meta();
+      m.device = d;
+      auto moved = std::make_shared<Node>(node->op, node->attrs, std::vector<TensorImplPtr>{}, std::vector<TensorMeta>{m});
+      auto impl = std::make_shared<TensorImpl>(m, moved, 0, pending_cost_of({}));
+      moved->outputs[0] = impl;
+      return Tensor(std::move(impl));
+    }
+    evaluate({&impl_, 1}, EvalReason::kDataRead);
+  }
+  const StoragePtr& src = impl_->storage();
+  StoragePtr dst = Storage::allocate(nbytes(), d);
+  cuda::copy_bytes(dst->data(), d, src->data(), device(), nbytes());
+  return Tensor(std::make_shared<TensorImpl>(TensorMeta{shape(), dtype(), d}, std::move(dst)));
 }
 
 std::string Tensor::str() const {

@@ -36,7 +36,8 @@ class Tensor {
   bool is_ready() const { return impl_ && impl_->ready(); }
 
   // Reading data evaluates what is pending. to_vector and item convert to T
-  // with C++ conversion rules; data<T>() requires T to match dtype().
+  // with C++ conversion rules (copying from a GPU when the tensor is on
+  // one); data<T>() requires T to match dtype() and a tensor on the CPU.
   template <typename T>
   std::vector<T> to_vector() const;
   template <typename T>
@@ -60,8 +61,15 @@ class Tensor {
 
  private:
   const TensorMeta& meta() const;
-  // Evaluates if needed and returns the host bytes.
+  // Evaluates if needed and returns the host bytes (CPU tensors only).
   const void* host_data() const;
+  // The same for any device: a tensor on a GPU is copied to a host buffer,
+  // which `keep` holds for as long as `data` is read.
+  struct HostBytes {
+    StoragePtr keep;
+    const void* data = nullptr;
+  };
+  HostBytes host_bytes() const;
 
   TensorImplPtr impl_;
 };
@@ -75,7 +83,8 @@ void eval_async(const std::vector<Tensor>& tensors);
 template <typename T>
 std::vector<T> Tensor::to_vector() const {
   static_assert(is_element_type_v<T>, "to_vector<T>: T must be bool, int32_t, int64_t, float or double");
-  const void* p = host_data();
+  const HostBytes bytes = host_bytes();
+  const void* p = bytes.data;
   std::vector<T> out(static_cast<size_t>(numel()));
   if constexpr (!std::is_same_v<T, bool>) {  // std::vector<bool> is packed: no memcpy
     if (dtype() == dtype_of<T>()) {

@@ -2,7 +2,9 @@
 // Include this one header.
 #pragma once
 
+#include "wok/frontend/cache_api.h"
 #include "wok/frontend/creation.h"
+#include "wok/frontend/cuda_api.h"
 #include "wok/frontend/dispatch.h"
 #include "wok/frontend/nn.h"
 #include "wok/frontend/ops.h"

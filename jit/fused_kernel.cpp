@@ -24,7 +24,7 @@ std::string FusedKernelSpec::signature() const {
 
 std::string FusedKernelSpec::str() const {
   std::ostringstream out;
-  out << (is_row() ? "row kernel" : "fused kernel") << ", rank " << rank << "\n";
+  out << (is_row() ? "row kernel" : is_column() ? "column kernel" : "fused kernel") << ", rank " << rank << "\n";
   for (size_t i = 0; i < input_dtypes.size(); ++i) {
     out << "  input #" << i << ": " << dtype_name(input_dtypes[i]) << " dims ";
     for (bool b : input_broadcast[i]) out << (b ? 'b' : '.');

@@ -26,7 +26,10 @@ inline constexpr int kKernelAbiVersion = 2;
 // from cache, to feed reductions that need phase k-1's results), so
 // softmax, layer_norm and rms_norm read each row from memory once and write
 // it once. Outputs are full rows or one value per row (row_scalar).
-enum class KernelKind : uint8_t { kElementwise = 0, kRow = 1 };
+//
+// A column kernel reduces leading rows of a [P, R, C] space: reduction
+// results are one value per (p, column); it is vectorized along C.
+enum class KernelKind : uint8_t { kElementwise = 0, kRow = 1, kColumn = 2 };
 
 struct FusedKernelSpec {
   KernelKind kind = KernelKind::kElementwise;
@@ -41,10 +44,11 @@ struct FusedKernelSpec {
   // The fused computation. kInput(i) reads input i for i < inputs, and
   // param (i - inputs) above that. program.outputs are written, contiguous.
   ScalarProgram program;
-  // Row kernels: output o holds one value per row.
+  // Row and column kernels: output o holds one value per row (per column).
   std::vector<bool> output_row_scalar;
 
   bool is_row() const { return kind == KernelKind::kRow; }
+  bool is_column() const { return kind == KernelKind::kColumn; }
   int num_inputs() const { return static_cast<int>(input_dtypes.size()); }
   int num_params() const { return static_cast<int>(param_dtypes.size()); }
   int num_outputs() const { return static_cast<int>(program.outputs.size()); }

@@ -15,6 +15,7 @@
 #include "wok/cache/cpu_feature_mask.h"
 #include "wok/cache/disk_store.h"
 #include "wok/jit/dump.h"
+#include "wok/jit/x86/instr_emitter.h"
 #include "wok/jit/x86/x86_codegen.h"
 #include "wok/runtime/stats.h"
 
@@ -90,13 +91,16 @@ cache::EntryHeader entry_header(const FusedKernelSpec& spec, CpuIsa isa, const s
   for (size_t i = 0; i < spec.param_dtypes.size(); ++i)
     dtypes += (i ? "," : " ") + std::string(dtype_name(spec.param_dtypes[i]));
   dtypes += "; out";
-  for (int i = 0; i < spec.num_outputs(); ++i) dtypes += (i ? "," : " ") + std::string(dtype_name(spec.output_dtype(i)));
+  for (int i = 0; i < spec.num_outputs(); ++i)
+    dtypes += (i ? "," : " ") + std::string(dtype_name(spec.output_dtype(i)));
   for (const ScalarInstr& in : spec.program.instrs) {
     if (in.op == ScalarOp::kInput || in.op == ScalarOp::kConst) continue;
     ops += (ops.empty() ? "" : " ") + std::string(scalar_op_name(in.op));
     if (in.op == ScalarOp::kCast) ops += ":" + std::string(dtype_name(in.dtype));
   }
-  h.details = {{"rank", std::to_string(spec.rank)}, {"dtypes", dtypes}, {"broadcast", dims}, {"ops", ops}};
+  std::string kind = h.description.substr(0, h.description.find(','));  // "fused kernel", "row kernel"
+  h.details = {{"kind", kind},     {"rank", std::to_string(spec.rank)}, {"dtypes", dtypes},
+               {"broadcast", dims}, {"ops", ops}};
   return h;
 }
 
@@ -126,6 +130,7 @@ KernelResult load_or_compile(const FusedKernelSpec& spec, CpuIsa isa, const std:
   kernel->key = key;
   kernel->signature = signature;
   kernel->name = kernel_name(spec, key);
+  kernel->lanes = x86::choose_lanes(spec, isa == CpuIsa::kAvx512);
   kernel->code_bytes = code->payload.size();
   auto ns = std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - start).count();
   kernel->compile_ms = static_cast<double>(ns) / 1e6;  // a disk load's time, when loaded

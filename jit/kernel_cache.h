@@ -19,6 +19,7 @@ struct CompiledKernel {
   std::string name;       // short readable name: "fused_<ops>_<hash8>"
   size_t code_bytes = 0;
   double compile_ms = 0;  // generating it, or loading it from the disk store
+  int lanes = 0;          // elements per vector step (column kernels tile by it)
 };
 
 class KernelCache {

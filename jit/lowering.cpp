@@ -55,7 +55,7 @@ ScalarProgram node_program(const Fragment& f, int node) {
   return b.finish();
 }
 
-std::optional<RowSpace> row_reduction_space(const PlanGraph& g, int node) {
+std::optional<ReduceSpace> reduction_space(const PlanGraph& g, int node) {
   const FragmentNode& n = g.fragment.nodes[node];
   const OpDef& def = n.op->def();
   if (def.kind != OpKind::kReduction) return std::nullopt;
@@ -65,35 +65,47 @@ std::optional<RowSpace> row_reduction_space(const PlanGraph& g, int node) {
   int nd = static_cast<int>(in.size());
   if (nd == 0 || numel(in) == 0) return std::nullopt;
   const auto& axes = n.attrs->get_ints("axes");
-  int k;
-  if (axes.size() == 1 && axes[0] == nd - 1) k = nd - 1;
-  else if (static_cast<int>(axes.size()) == nd) k = 0;
-  else return std::nullopt;
-  if (nd == 1) k = 0;
+  // Axes are canonical (sorted); they must form one block [k, end).
+  if (axes.empty()) return std::nullopt;
+  int k = static_cast<int>(axes.front()), end = static_cast<int>(axes.back()) + 1;
+  if (end - k != static_cast<int>(axes.size())) return std::nullopt;
   if (!x86::can_compile(node_program(g.fragment, node))) return std::nullopt;
-  return RowSpace{in, k};
+  return ReduceSpace{in, k, end};
 }
 
-bool is_full_row_value(const Shape& v, const RowSpace& s) { return v == s.shape; }
+bool is_full_value(const Shape& v, const ReduceSpace& s) { return v == s.shape; }
 
-bool is_row_scalar_value(const Shape& v, const RowSpace& s) {
-  Shape lead(s.shape.begin(), s.shape.begin() + s.k);
-  if (v == lead) return true;
-  Shape kept = lead;
-  kept.resize(s.shape.size(), 1);
-  return v == kept;
+bool is_reduced_value(const Shape& v, const ReduceSpace& s) {
+  Shape dropped, kept = s.shape;
+  for (int d = 0; d < static_cast<int>(s.shape.size()); ++d) {
+    if (d >= s.k && d < s.end) kept[d] = 1;
+    else dropped.push_back(s.shape[d]);
+  }
+  return v == dropped || v == kept;
 }
 
-bool is_row_readable_input(const Shape& v, const RowSpace& s) {
-  if (v.size() > s.shape.size()) return false;
-  Shape w(s.shape.size() - v.size(), 1);
-  w.insert(w.end(), v.begin(), v.end());
+namespace {
+// Dims [lo, hi) of w are all 1 or all equal to s's.
+bool uniform_block(const Shape& w, const Shape& s, int lo, int hi) {
   bool all_one = true, all_equal = true;
-  for (size_t d = s.k; d < s.shape.size(); ++d) {
+  for (int d = lo; d < hi; ++d) {
     all_one = all_one && w[d] == 1;
-    all_equal = all_equal && w[d] == s.shape[d];
+    all_equal = all_equal && w[d] == s[d];
   }
   return all_one || all_equal;
+}
+}  // namespace
+
+bool is_readable_input(const Shape& v, const ReduceSpace& s) {
+  if (v.size() > s.shape.size()) return false;
+  const int nd = static_cast<int>(s.shape.size());
+  Shape w(nd - v.size(), 1);
+  w.insert(w.end(), v.begin(), v.end());
+  // Row kernels walk outer dims with an odometer (any broadcast); column
+  // kernels see each of their three blocks as one dim.
+  if (s.is_row()) return uniform_block(w, s.shape, s.k, nd);
+  return uniform_block(w, s.shape, 0, s.k) && uniform_block(w, s.shape, s.k, s.end) &&
+         uniform_block(w, s.shape, s.end, nd);
 }
 
 bool is_jit_elementwise(const PlanGraph& g, int node) {
@@ -105,7 +117,7 @@ std::string fusion_blocker(const PlanGraph& g, int node) {
   const FragmentNode& n = g.fragment.nodes[node];
   const OpDef& def = n.op->def();
   if (def.kind == OpKind::kReduction)
-    return row_reduction_space(g, node) ? "" : "reduction over other axes (or of a dtype) the JIT does not generate";
+    return reduction_space(g, node) ? "" : "reduction over other axes (or of a dtype) the JIT does not generate";
   if (def.kind != OpKind::kElementwise) return std::string(op_kind_name(def.kind)) + " op";
   if (!def.formula) return "no scalar formula";
   if (!x86::can_compile(node_program(g.fragment, node))) return "no JIT emitter for its dtype (integer pow)";
@@ -263,11 +275,69 @@ LoweredKernel lower_group(const PlanGraph& g, const std::vector<int>& members, c
   return k;
 }
 
-LoweredKernel lower_row_group(const PlanGraph& g, const std::vector<int>& members, const std::vector<int>& outputs,
-                              const RowSpace& space) {
+namespace {
+
+// Column kernels see the space as [P, R, C]: kept leading dims, reduced
+// dims, kept trailing dims. Every operand is contiguous along each block or
+// constant along it (is_readable_input).
+void lower_column_layout(const PlanGraph& g, const std::vector<int>& outputs, const ReduceSpace& space,
+                         LoweredKernel& k) {
+  const Fragment& f = g.fragment;
+  const Shape& S = space.shape;
+  const int nd = static_cast<int>(S.size());
+  auto prod = [](const Shape& s, int lo, int hi) {
+    int64_t p = 1;
+    for (int d = lo; d < hi; ++d) p *= s[d];
+    return p;
+  };
+  const int64_t P = prod(S, 0, space.k), R = prod(S, space.k, space.end), C = prod(S, space.end, nd);
+  k.spec.kind = KernelKind::kColumn;
+  k.spec.rank = 3;
+  k.shape = {P, R, C};
+  for (int v : k.input_values) {
+    const Shape& shape = f.values[v].shape;
+    Shape w(nd - shape.size(), 1);
+    w.insert(w.end(), shape.begin(), shape.end());
+    int64_t c = prod(w, space.end, nd), r = prod(w, space.k, space.end), p = prod(w, 0, space.k);
+    int64_t sc = c == 1 ? 0 : 1;
+    int64_t sr = r == 1 ? 0 : c;
+    int64_t sp = p == 1 ? 0 : r * c;
+    k.strides.insert(k.strides.end(), {sp, sr, sc});
+    // A dim of the space that is 1 is "broadcast" for every operand.
+    k.spec.input_broadcast.push_back({sp == 0, sr == 0, sc == 0});
+  }
+  // An output is reduced (one value per (p, c)) when its value comes from a
+  // reduction, or when it has the reduced shape: a prologue value computed
+  // from inputs constant along R. Its shape alone cannot tell when the
+  // reduced dims are all 1.
+  const auto& ins = k.spec.program.instrs;
+  std::vector<bool> after(ins.size(), false);
+  for (size_t i = 0; i < ins.size(); ++i) {
+    after[i] = is_reduction(ins[i].op);
+    for (int a = 0; a < scalar_op_arity(ins[i].op); ++a) after[i] = after[i] || after[ins[i].args[a]];
+  }
+  for (size_t o = 0; o < outputs.size(); ++o) {
+    bool reduced = after[k.spec.program.outputs[o]] || !is_full_value(f.values[outputs[o]].shape, space);
+    k.spec.output_row_scalar.push_back(reduced);
+    if (reduced) k.strides.insert(k.strides.end(), {C, 0, 1});
+    else k.strides.insert(k.strides.end(), {R * C, C, 1});
+  }
+  k.rows = P;
+  k.row_length = R;
+  k.numel = P * R * C;
+}
+
+}  // namespace
+
+LoweredKernel lower_reduction_group(const PlanGraph& g, const std::vector<int>& members, const std::vector<int>& outputs,
+                              const ReduceSpace& space) {
   const Fragment& f = g.fragment;
   LoweredKernel k;
   build_program(g, members, outputs, k);
+  if (!space.is_row()) {
+    lower_column_layout(g, outputs, space, k);
+    return k;
+  }
   k.spec.kind = KernelKind::kRow;
   const Shape& S = space.shape;
   const int nd = static_cast<int>(S.size());
@@ -291,7 +361,7 @@ LoweredKernel lower_row_group(const PlanGraph& g, const std::vector<int>& member
   Shape lead(S.begin(), S.begin() + kk);
   Strides lead_strides = contiguous_strides(lead);
   for (int v : outputs) {
-    bool row_scalar = !is_full_row_value(f.values[v].shape, space);
+    bool row_scalar = !is_full_value(f.values[v].shape, space);
     k.spec.output_row_scalar.push_back(row_scalar);
     Strides s = row_scalar ? lead_strides : Strides(full.begin(), full.begin() + kk);
     s.push_back(row_scalar ? 0 : 1);

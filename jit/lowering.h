@@ -25,26 +25,29 @@ namespace wok::jit {
 // the accumulation dtype, and the division of mean).
 ScalarProgram node_program(const Fragment& f, int node);
 
-// The space a row kernel iterates: `shape`, whose dims from `k` on form the
-// row that reductions run along (k = ndim - 1: the last dim; k = 0: all).
-struct RowSpace {
+// The space a reduction kernel iterates: `shape`, of which dims [k, end)
+// are reduced. end == ndim: a row kernel (the trailing dims form the row);
+// end < ndim: a column kernel (reduced dims followed by kept ones, viewed as
+// [P, R, C]).
+struct ReduceSpace {
   Shape shape;
   int k = -1;
-  friend bool operator==(const RowSpace&, const RowSpace&) = default;
+  int end = -1;
+  bool is_row() const { return end == static_cast<int>(shape.size()); }
+  friend bool operator==(const ReduceSpace&, const ReduceSpace&) = default;
 };
 
-// A reduction the JIT fuses into a row kernel (over the last axis, or over
-// all axes): its row space. nullopt for other reductions and other ops.
-std::optional<RowSpace> row_reduction_space(const PlanGraph& g, int node);
+// A reduction the JIT fuses (over one contiguous block of axes): its space.
+// nullopt for other reductions and other ops.
+std::optional<ReduceSpace> reduction_space(const PlanGraph& g, int node);
 
-// Whether a value of shape v lives in row space s: a full row value (v
-// equals s), or one value per row (v is s's leading dims, with or without
-// the reduced dims kept as 1).
-bool is_full_row_value(const Shape& v, const RowSpace& s);
-bool is_row_scalar_value(const Shape& v, const RowSpace& s);
-// Whether an input of shape v (broadcast to s) can be read by a row kernel:
-// along the row it is either contiguous or constant.
-bool is_row_readable_input(const Shape& v, const RowSpace& s);
+// Whether a value of shape v lives in space s: a full value (v equals s),
+// or a reduced one (s with the reduced dims dropped or kept as 1).
+bool is_full_value(const Shape& v, const ReduceSpace& s);
+bool is_reduced_value(const Shape& v, const ReduceSpace& s);
+// Whether an input of shape v (broadcast to s) can be read by the kernel:
+// each block of dims it is contiguous along or constant along.
+bool is_readable_input(const Shape& v, const ReduceSpace& s);
 
 // An elementwise node with a formula the JIT can compile.
 bool is_jit_elementwise(const PlanGraph& g, int node);
@@ -68,9 +71,9 @@ struct LoweredKernel {
 // may be empty when only constants are materialized) writing `outputs`.
 LoweredKernel lower_group(const PlanGraph& g, const std::vector<int>& members, const std::vector<int>& outputs);
 
-// Lowers a row group: members in topological order, at least one of them a
-// row reduction of space `space`.
-LoweredKernel lower_row_group(const PlanGraph& g, const std::vector<int>& members, const std::vector<int>& outputs,
-                              const RowSpace& space);
+// Lowers a reduction group: members in topological order, at least one of
+// them a reduction of space `space`; a row or a column kernel.
+LoweredKernel lower_reduction_group(const PlanGraph& g, const std::vector<int>& members, const std::vector<int>& outputs,
+                              const ReduceSpace& space);
 
 }  // namespace wok::jit

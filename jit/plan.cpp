@@ -107,10 +107,10 @@ std::vector<StepDraft> draft_steps(const PlanGraph& g) {
         if (g.canonical[v] == v && needed_outside(v, id)) outs.push_back(v);
     if (outs.empty()) continue;
     StepDraft d{{PlanStep::Kind::kKernel}, members.front()};
-    std::optional<RowSpace> row;
+    std::optional<ReduceSpace> row;
     for (int n : members)
-      if (!row) row = row_reduction_space(g, n);
-    d.step.lowered = row ? lower_row_group(g, members, outs, *row) : lower_group(g, members, outs);
+      if (!row) row = reduction_space(g, n);
+    d.step.lowered = row ? lower_reduction_group(g, members, outs, *row) : lower_group(g, members, outs);
     drafts.push_back(std::move(d));
   }
   for (size_t n = 0; n < f.nodes.size(); ++n) {
@@ -366,9 +366,18 @@ void PlanRun::run_step(size_t s) {
     KernelArgs args{ptrs.data(), params.data(), k.shape.data(), k.strides.data()};
     KernelFn fn = st.kernel->fn;
     counters.kernel_launches.fetch_add(1, std::memory_order_relaxed);
-    if (!k.spec.is_row()) {
+    if (k.spec.kind == KernelKind::kElementwise) {
       if (k.numel <= kKernelGrain) fn(&args, 0, k.numel);  // no std::function for small work
       else parallel_for(k.numel, kKernelGrain, [&](int64_t b, int64_t e) { fn(&args, b, e); });
+      return;
+    }
+    if (k.spec.is_column()) {
+      // Tiles: one vector of columns of one p each.
+      const int64_t lanes = st.kernel->lanes;
+      const int64_t tiles = k.rows * ((k.shape[2] + lanes - 1) / lanes);
+      const int64_t grain = std::max<int64_t>(1, kKernelGrain / std::max<int64_t>(1, k.row_length * lanes));
+      if (tiles <= grain) fn(&args, 0, tiles);
+      else parallel_for(tiles, grain, [&](int64_t b, int64_t e) { fn(&args, b, e); });
       return;
     }
     args.col_end = k.row_length;

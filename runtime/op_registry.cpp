@@ -40,6 +40,7 @@ OpRegistry& OpRegistry::global() {
     auto* r = new OpRegistry();
     register_builtin_ops(*r);
     register_builtin_cpu_kernels(*r);
+    register_builtin_cuda_kernels(*r);  // no driver is touched until one runs
     return r;
   }();
   return *registry;

@@ -74,6 +74,7 @@ class OpRegistry {
 // runtime/kernels/cpu/*.cpp). Called once, by OpRegistry::global().
 void register_builtin_ops(OpRegistry& registry);
 void register_builtin_cpu_kernels(OpRegistry& registry);
+void register_builtin_cuda_kernels(OpRegistry& registry);  // runtime/cuda/cuda_kernels.cpp
 
 // Public shorthands on the global registry.
 const RegisteredOp& register_op(OpDef def);

@@ -3,6 +3,7 @@
 // an independent reference that emulates every dtype exactly: float32
 // results rounded after each op, integers wrapping, transcendentals in
 // double precision.
+#include <cstdlib>
 #include <gtest/gtest.h>
 #include <wok/wok.h>
 
@@ -457,9 +458,16 @@ TEST_P(RandomPrograms, JitMatchesPrecompiledAndReference) {
   // 2,000 programs across the three flavours (700 + 650 + 650).
   const int count = GetParam() == Flavour::kContinuous ? 700 : 650;
   const uint64_t base = 1000003ull * (static_cast<uint64_t>(GetParam()) + 1);
+  // WOK_TEST_SEED=N checks only program N (the seed a failure names);
+  // WOK_TEST_VERBOSE=1 prints each seed before it runs, to find a crash.
+  const char* only = std::getenv("WOK_TEST_SEED");
+  const bool verbose = std::getenv("WOK_TEST_VERBOSE") != nullptr;
   int failures = 0;
   for (int i = 0; i < count && failures < 3; ++i) {
-    std::string msg = check_program(base + static_cast<uint64_t>(i), GetParam());
+    const uint64_t seed = base + static_cast<uint64_t>(i);
+    if (only && std::strtoull(only, nullptr, 10) != seed) continue;
+    if (verbose) std::fprintf(stderr, "seed %llu\n", static_cast<unsigned long long>(seed));
+    std::string msg = check_program(seed, GetParam());
     if (!msg.empty()) {
       ADD_FAILURE() << msg;
       ++failures;

@@ -190,6 +190,9 @@ std::string_view cuda_type(DType t) {
 absl::StatusOr<RenderedKernel> render_cuda(const FusedKernelSpec& spec, const std::string& name) {
   const embedded::EmbeddedFile* tpl = embedded::find("templates/elementwise.cu.in");
   if (!tpl) return absl::InternalError("templates/elementwise.cu.in is not embedded in this build");
+  if (spec.kind != KernelKind::kElementwise)
+    return absl::UnimplementedError("the CUDA renderer generates elementwise kernels only (this is a " +
+                                    std::string(spec.is_row() ? "row" : spec.is_column() ? "column" : "non-elementwise") + " kernel)");
   const int nin = spec.num_inputs(), nout = spec.num_outputs(), rank = spec.rank;
   if (rank < 1 || rank > 8) return absl::InvalidArgumentError("rank " + std::to_string(rank) + " is out of range");
 

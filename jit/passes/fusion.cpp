@@ -52,29 +52,51 @@ void fuse_elementwise(PlanGraph& g) {
       if (int p = g.producer[v]; p >= 0) users[p].push_back(static_cast<int>(n));
   }
 
-  // The space each group lives in: an output shape (k = -1), or a row space.
-  std::vector<RowSpace> space(n_nodes);
+  // The space each group lives in: an output shape (k = -1), or the space
+  // of the reductions it holds.
+  std::vector<ReduceSpace> space(n_nodes);
   for (size_t n = 0; n < n_nodes; ++n) {
     if (!candidate[n]) continue;
-    if (auto rs = row_reduction_space(g, static_cast<int>(n))) space[n] = *rs;
-    else space[n] = {g.fragment.values[nodes[n].outputs[0]].shape, -1};
+    if (auto rs = reduction_space(g, static_cast<int>(n))) {
+      space[n] = *rs;
+    } else {
+      space[n] = {g.fragment.values[nodes[n].outputs[0]].shape, -1, -1};
+    }
   }
   UnionFind uf(n_nodes);
   // The row space two groups would share, if they can merge.
-  auto combined = [&](int a, int b) -> std::optional<RowSpace> {
-    const RowSpace &sa = space[a], &sb = space[b];
-    if (sa.k < 0 && sb.k < 0) return sa.shape == sb.shape ? std::optional<RowSpace>(sa) : std::nullopt;
-    if (sa.k >= 0 && sb.k >= 0) return sa == sb ? std::optional<RowSpace>(sa) : std::nullopt;
-    const RowSpace& row = sa.k >= 0 ? sa : sb;
+  auto combined = [&](int a, int b) -> std::optional<ReduceSpace> {
+    const ReduceSpace &sa = space[a], &sb = space[b];
+    if (sa.k < 0 && sb.k < 0) return sa.shape == sb.shape ? std::optional<ReduceSpace>(sa) : std::nullopt;
+    if (sa.k >= 0 && sb.k >= 0) return sa == sb ? std::optional<ReduceSpace>(sa) : std::nullopt;
+    const ReduceSpace& row = sa.k >= 0 ? sa : sb;
     int other = sa.k >= 0 ? b : a;
     const Shape& ew = space[other].shape;
-    if (!is_full_row_value(ew, row) && !is_row_scalar_value(ew, row)) return std::nullopt;
+    if (!is_full_value(ew, row) && !is_reduced_value(ew, row)) return std::nullopt;
     // Every input of the elementwise group must be readable along the row.
     for (size_t n = 0; n < n_nodes; ++n)
       if (candidate[n] && uf.find(static_cast<int>(n)) == other)
         for (int v : g.inputs_of(static_cast<int>(n)))
-          if (!is_row_readable_input(g.fragment.values[v].shape, row)) return std::nullopt;
+          if (!is_readable_input(g.fragment.values[v].shape, row)) return std::nullopt;
     return row;
+  };
+  // Whether groups a and b together fit a column kernel's single pass: at
+  // most one reduction, and no full-size member computed from it.
+  auto single_pass = [&](int a, int b, const ReduceSpace& sp) {
+    std::vector<bool> member(n_nodes, false), after(n_nodes, false);
+    int count = 0;
+    for (size_t n = 0; n < n_nodes; ++n)
+      if (candidate[n]) member[n] = uf.find(static_cast<int>(n)) == a || uf.find(static_cast<int>(n)) == b;
+    for (size_t n = 0; n < n_nodes; ++n) {
+      if (!member[n]) continue;
+      bool reduction = reduction_space(g, static_cast<int>(n)).has_value();
+      count += reduction;
+      for (int v : g.inputs_of(static_cast<int>(n)))
+        if (int p = g.producer[v]; p >= 0 && member[p] && after[p]) after[n] = true;
+      if (after[n] && !reduction && g.fragment.values[nodes[n].outputs[0]].shape == sp.shape) return false;
+      after[n] = after[n] || reduction;
+    }
+    return count <= 1;
   };
   // True when some path from group a to group b passes outside both.
   auto detour = [&](int a, int b) {
@@ -109,9 +131,15 @@ void fuse_elementwise(PlanGraph& g) {
       if (p < 0 || !candidate[p]) continue;
       int a = uf.find(p), b = uf.find(static_cast<int>(n));
       if (a == b) continue;
-      std::optional<RowSpace> s = combined(a, b);
+      std::optional<ReduceSpace> s = combined(a, b);
       if (!s) {
         g.break_reason[p] = "its shape differs from its consumer's";
+        continue;
+      }
+      // A column kernel makes one pass: one reduction, and no full-size
+      // value computed from its result.
+      if (s->k >= 0 && !s->is_row() && !single_pass(a, b, *s)) {
+        g.break_reason[p] = "a column reduction's kernel makes a single pass";
         continue;
       }
       if (detour(a, b)) continue;

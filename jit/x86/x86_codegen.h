@@ -32,6 +32,8 @@ absl::StatusOr<MachineCode> generate_x86(const FusedKernelSpec& spec, CpuIsa isa
 
 // The row-kernel generator (jit/x86/row_codegen.cpp).
 void generate_row_kernel(const FusedKernelSpec& spec, asmjit::x86::Compiler& cc, bool avx512);
+// The column-kernel generator (jit/x86/column_codegen.cpp).
+void generate_column_kernel(const FusedKernelSpec& spec, asmjit::x86::Compiler& cc, bool avx512);
 
 // Copies code into executable memory (never freed: kernels live as long as
 // the process, see Note [Kernel lifetime] in jit/kernel_cache.cpp).

@@ -1,0 +1,22 @@
+#include "wok/cache/build_info.h"
+
+#include <asmjit/core/api-config.h>
+
+#include <string>
+
+#ifndef WOK_GENERATOR_HASH
+#define WOK_GENERATOR_HASH "unknown"
+#endif
+
+namespace wok::cache {
+
+std::string_view generator_hash() { return WOK_GENERATOR_HASH; }
+
+std::string_view x86_compiler_id() {
+  static const std::string id = "asmjit " + std::to_string(ASMJIT_LIBRARY_VERSION >> 16) + "." +
+                                std::to_string((ASMJIT_LIBRARY_VERSION >> 8) & 0xFF) + "." +
+                                std::to_string(ASMJIT_LIBRARY_VERSION & 0xFF);
+  return id;
+}
+
+}  // namespace wok::cache

@@ -1,0 +1,381 @@
+// Code generation for column kernels (see KernelKind in jit/fused_kernel.h):
+// reductions over the R dim of a [P, R, C] space, vectorized along C.
+//
+// void kernel(const KernelArgs* args, int64 tile_begin, int64 tile_end):
+//   a tile is one vector of columns of one p: (p, j0 .. j0 + lanes)
+//   per tile: values that vary along C only (e.g. a weight per column),
+//     then the rows, two at a time into two accumulators folded every
+//     block of rows (blocked summation), then the values computed from the
+//     reductions, and the stores. The last tile of a p may be partial: its
+//     columns go through stack "bounce" buffers, and lanes past the end
+//     are computed but never stored (each lane is its own column).
+#include <algorithm>
+#include <map>
+
+#include "wok/jit/x86/instr_emitter.h"
+#include "wok/jit/x86/x86_codegen.h"
+#include "wok/runtime/error.h"
+
+namespace wok::jit::x86 {
+
+namespace {
+
+using asmjit::Label;
+
+constexpr int kBlockRows = 1024;
+constexpr int kUnrollRows = 2;
+
+class ColumnKernelGenerator {
+ public:
+  ColumnKernelGenerator(const FusedKernelSpec& spec, ax::Compiler& cc, bool avx512)
+      : spec_(spec), cc_(cc), e_(cc, avx512, choose_lanes(spec, avx512)) {}
+
+  void generate();
+
+ private:
+  const ScalarInstr& instr(int i) const { return spec_.program.instrs[i]; }
+  int num_operands() const { return spec_.num_inputs() + spec_.num_outputs(); }
+  DType operand_dtype(int k) const {
+    return k < spec_.num_inputs() ? spec_.input_dtypes[k] : spec_.output_dtype(k - spec_.num_inputs());
+  }
+  bool reduced_output(int o) const { return spec_.output_row_scalar[o]; }
+  // Input k: varies along R / along C.
+  bool input_varies_r(int k) const { return !spec_.input_broadcast[k][1]; }
+  bool input_varies_c(int k) const { return !spec_.input_broadcast[k][2]; }
+
+  void analyse();
+  // Loads input `in` for row pointer `row` (second row: + row stride) or
+  // for the tile when row is empty; `bounce` for partial tiles.
+  ax::Vec load_input(const ScalarInstr& in, bool second_row, bool bounce);
+  void emit_set(const std::vector<int>& set, bool second_row, bool bounce);
+  void emit_tile(bool partial);
+  void copy_in(int k, bool second_row);
+  void copy_out(int k, const ax::Gp& dst);
+  ax::Vec identity(ScalarOp op, DType t);
+  void accumulate(int r, const ax::Vec& acc, const ax::Vec& v);
+
+  const FusedKernelSpec& spec_;
+  ax::Compiler& cc_;
+  VecEmitter e_;
+  std::vector<bool> per_call_, varies_r_, post_;
+  std::vector<int> tile_level_, row_level_, post_level_;  // instruction lists, program order
+  std::vector<int> reductions_;
+  std::vector<ax::Vec> values_;
+  std::vector<ax::Gp> base_, tile_ptr_, row_ptr_, row_step_;
+  std::vector<ax::Mem> bounce_;
+  ax::Gp params_, shape_, cols_, nbytes_, tmp_;
+};
+
+void ColumnKernelGenerator::analyse() {
+  const auto& ins = spec_.program.instrs;
+  per_call_.assign(ins.size(), false);
+  varies_r_.assign(ins.size(), false);
+  post_.assign(ins.size(), false);
+  for (size_t i = 0; i < ins.size(); ++i) {
+    const ScalarInstr& in = ins[i];
+    if (in.op == ScalarOp::kInput) {
+      if (in.index >= spec_.num_inputs()) per_call_[i] = true;
+      else varies_r_[i] = input_varies_r(in.index);
+    } else if (in.op == ScalarOp::kConst || in.op == ScalarOp::kRowLength) {
+      per_call_[i] = true;
+    } else if (is_reduction(in.op)) {
+      if (post_[in.args[0]]) throw Error("column kernel: a reduction of a reduction (internal error)");
+      post_[i] = true;
+      reductions_.push_back(static_cast<int>(i));
+    } else {
+      bool all_call = true;
+      for (int a = 0; a < scalar_op_arity(in.op); ++a) {
+        varies_r_[i] = varies_r_[i] || varies_r_[in.args[a]];
+        post_[i] = post_[i] || post_[in.args[a]];
+        all_call = all_call && per_call_[in.args[a]];
+      }
+      per_call_[i] = all_call;
+      if (post_[i] && varies_r_[i]) throw Error("column kernel: a per-row value after the reduction (internal error)");
+    }
+  }
+  for (size_t i = 0; i < ins.size(); ++i) {
+    if (per_call_[i] || is_reduction(ins[i].op)) continue;
+    if (post_[i]) post_level_.push_back(static_cast<int>(i));
+    else if (varies_r_[i]) row_level_.push_back(static_cast<int>(i));
+    else tile_level_.push_back(static_cast<int>(i));
+  }
+}
+
+ax::Vec ColumnKernelGenerator::load_input(const ScalarInstr& in, bool second_row, bool bounce) {
+  const DType t = in.dtype;
+  const int k = in.index;
+  if (k >= spec_.num_inputs()) return e_.broadcast_load(t, ax::ptr(params_, 8 * (k - spec_.num_inputs())));
+  ax::Mem m = input_varies_r(k) ? (second_row ? ax::ptr(row_ptr_[k], row_step_[k]) : ax::ptr(row_ptr_[k]))
+                                : ax::ptr(tile_ptr_[k]);
+  if (!input_varies_c(k)) return e_.broadcast_load(t, m);
+  if (bounce) return e_.load(t, bounce_[k]);
+  return e_.load(t, m);
+}
+
+void ColumnKernelGenerator::emit_set(const std::vector<int>& set, bool second_row, bool bounce) {
+  for (int i : set)
+    values_[i] = instr(i).op == ScalarOp::kInput ? load_input(instr(i), second_row, bounce)
+                                                 : emit_value_instr(e_, spec_.program, instr(i), values_);
+}
+
+// Copies the tile's `cols` elements of input k (at the row, or the tile)
+// into its bounce buffer.
+void ColumnKernelGenerator::copy_in(int k, bool second_row) {
+  DType t = operand_dtype(k);
+  ax::Gp src = cc_.newIntPtr("src"), buf = cc_.newIntPtr("buf");
+  if (input_varies_r(k)) {
+    cc_.mov(src, row_ptr_[k]);
+    if (second_row) cc_.add(src, row_step_[k]);
+  } else {
+    cc_.mov(src, tile_ptr_[k]);
+  }
+  cc_.mov(nbytes_, cols_);
+  if (shift_of(t)) cc_.shl(nbytes_, shift_of(t));
+  cc_.lea(buf, bounce_[k]);
+  emit_byte_copy(cc_, buf, src, nbytes_);
+}
+
+void ColumnKernelGenerator::copy_out(int k, const ax::Gp& dst) {
+  DType t = operand_dtype(k);
+  ax::Gp buf = cc_.newIntPtr("buf");
+  cc_.mov(nbytes_, cols_);
+  if (shift_of(t)) cc_.shl(nbytes_, shift_of(t));
+  cc_.lea(buf, bounce_[k]);
+  emit_byte_copy(cc_, dst, buf, nbytes_);
+}
+
+ax::Vec ColumnKernelGenerator::identity(ScalarOp op, DType t) {
+  double inf = std::numeric_limits<double>::infinity();
+  switch (op) {
+    case ScalarOp::kReduceSum: return e_.zero(t);
+    case ScalarOp::kReduceProd: return e_.const_vec(t, 1.0);
+    case ScalarOp::kReduceMax:
+      return is_floating(t) ? e_.const_vec(t, -inf) : e_.const_vec(t, static_cast<double>(std::numeric_limits<int32_t>::min()));
+    default:
+      return is_floating(t) ? e_.const_vec(t, inf) : e_.const_vec(t, static_cast<double>(std::numeric_limits<int32_t>::max()));
+  }
+}
+
+void ColumnKernelGenerator::accumulate(int r, const ax::Vec& acc, const ax::Vec& v) {
+  const ScalarInstr& in = instr(r);
+  DType t = in.dtype;
+  ax::Vec out;
+  switch (in.op) {
+    case ScalarOp::kReduceSum: out = e_.add(t, acc, v); break;
+    case ScalarOp::kReduceProd: out = e_.mul(t, acc, v); break;
+    case ScalarOp::kReduceMax: out = e_.max(t, v, acc); break;
+    default: out = e_.min(t, v, acc); break;
+  }
+  cc_.vmovaps(acc, out);
+}
+
+void ColumnKernelGenerator::emit_tile(bool partial) {
+  const int n_in = spec_.num_inputs();
+  // Values that vary along C only.
+  if (partial)
+    for (int k = 0; k < n_in; ++k)
+      if (!input_varies_r(k) && input_varies_c(k)) copy_in(k, false);
+  emit_set(tile_level_, false, partial);
+
+  std::map<int, std::vector<ax::Vec>> acc;
+  std::map<int, ax::Vec> total;
+  for (int r : reductions_) {
+    total[r] = e_.new_vec(instr(r).dtype);
+    cc_.vmovaps(total[r], identity(instr(r).op, instr(r).dtype));
+    for (int u = 0; u < kUnrollRows; ++u) acc[r].push_back(e_.new_vec(instr(r).dtype));
+  }
+  for (int k = 0; k < num_operands(); ++k)
+    if (k >= n_in ? !reduced_output(k - n_in) : input_varies_r(k)) cc_.mov(row_ptr_[k], tile_ptr_[k]);
+
+  // One row (or the second of a pair): compute, accumulate, store.
+  auto one_row = [&](int u, bool second) {
+    if (partial)
+      for (int k = 0; k < n_in; ++k)
+        if (input_varies_r(k) && input_varies_c(k)) copy_in(k, second);
+    emit_set(row_level_, second, partial);
+    for (int r : reductions_) accumulate(r, acc[r][u], values_[instr(r).args[0]]);
+    for (int o = 0; o < spec_.num_outputs(); ++o) {
+      if (reduced_output(o)) continue;
+      int k = n_in + o;
+      DType t = operand_dtype(k);
+      ax::Vec v = values_[spec_.program.outputs[o]];
+      if (partial) {
+        e_.store(t, bounce_[k], v);
+        ax::Gp dst = cc_.newIntPtr("dst");
+        cc_.mov(dst, row_ptr_[k]);
+        if (second) cc_.add(dst, row_step_[k]);
+        copy_out(k, dst);
+      } else {
+        e_.store(t, second ? ax::ptr(row_ptr_[k], row_step_[k]) : ax::ptr(row_ptr_[k]), v);
+      }
+    }
+  };
+  auto advance = [&](int rows) {
+    for (int k = 0; k < num_operands(); ++k) {
+      bool moves = k >= n_in ? !reduced_output(k - n_in) : input_varies_r(k);
+      if (!moves) continue;
+      for (int i = 0; i < rows; ++i) cc_.add(row_ptr_[k], row_step_[k]);
+    }
+  };
+
+  ax::Gp r = cc_.newInt64("r"), block_end = cc_.newInt64("block_end"), limit = cc_.newInt64("limit");
+  ax::Gp rows = cc_.newInt64("rows");
+  cc_.mov(rows, ax::qword_ptr(shape_, 8));
+  cc_.xor_(r, r);
+  Label block = cc_.newLabel(), blocks_done = cc_.newLabel();
+  cc_.bind(block);
+  cc_.cmp(r, rows);
+  cc_.jge(blocks_done);
+  for (int red : reductions_)
+    for (int u = 0; u < kUnrollRows; ++u) cc_.vmovaps(acc[red][u], identity(instr(red).op, instr(red).dtype));
+  cc_.mov(block_end, r);
+  cc_.add(block_end, kBlockRows);
+  cc_.cmp(block_end, rows);
+  cc_.cmovg(block_end, rows);
+  {
+    Label loop = cc_.newLabel(), exit = cc_.newLabel();
+    cc_.mov(limit, block_end);
+    cc_.sub(limit, kUnrollRows);
+    cc_.bind(loop);
+    cc_.cmp(r, limit);
+    cc_.jg(exit);
+    one_row(0, false);
+    one_row(1, true);
+    advance(kUnrollRows);
+    cc_.add(r, kUnrollRows);
+    cc_.jmp(loop);
+    cc_.bind(exit);
+  }
+  {
+    Label skip = cc_.newLabel();
+    cc_.cmp(r, block_end);
+    cc_.jge(skip);
+    one_row(0, false);
+    advance(1);
+    cc_.inc(r);
+    cc_.bind(skip);
+  }
+  for (int red : reductions_) {
+    for (int u = 1; u < kUnrollRows; ++u) accumulate(red, acc[red][0], acc[red][u]);
+    accumulate(red, total[red], acc[red][0]);
+  }
+  cc_.jmp(block);
+  cc_.bind(blocks_done);
+
+  for (int red : reductions_) values_[red] = total[red];
+  emit_set(post_level_, false, partial);
+  for (int o = 0; o < spec_.num_outputs(); ++o) {
+    if (!reduced_output(o)) continue;
+    int k = n_in + o;
+    DType t = operand_dtype(k);
+    ax::Vec v = values_[spec_.program.outputs[o]];
+    if (partial) {
+      e_.store(t, bounce_[k], v);
+      copy_out(k, tile_ptr_[k]);
+    } else {
+      e_.store(t, ax::ptr(tile_ptr_[k]), v);
+    }
+  }
+}
+
+void ColumnKernelGenerator::generate() {
+  analyse();
+  const int lanes = e_.lanes();
+  asmjit::FuncNode* fn = cc_.addFunc(asmjit::FuncSignatureT<void, const void*, int64_t, int64_t>());
+  fn->frame().setAvxEnabled();
+  if (e_.avx512()) fn->frame().setAvx512Enabled();
+  ax::Gp args = cc_.newIntPtr("args"), begin = cc_.newInt64("begin"), end = cc_.newInt64("end");
+  fn->setArg(0, args);
+  fn->setArg(1, begin);
+  fn->setArg(2, end);
+  e_.mark_preamble();
+  Label done = cc_.newLabel();
+  cc_.cmp(begin, end);
+  cc_.jge(done);
+
+  ax::Gp ptrs = cc_.newIntPtr("ptrs"), strides = cc_.newIntPtr("strides");
+  shape_ = cc_.newIntPtr("shape");
+  cc_.mov(ptrs, ax::ptr(args, offsetof(KernelArgs, ptrs)));
+  cc_.mov(shape_, ax::ptr(args, offsetof(KernelArgs, shape)));
+  cc_.mov(strides, ax::ptr(args, offsetof(KernelArgs, strides)));
+  if (spec_.num_params() > 0) {
+    params_ = cc_.newIntPtr("params");
+    cc_.mov(params_, ax::ptr(args, offsetof(KernelArgs, params)));
+  }
+  nbytes_ = cc_.newInt64("nbytes");
+  tmp_ = cc_.newInt64("tmp");
+  for (int k = 0; k < num_operands(); ++k) {
+    base_.push_back(cc_.newIntPtr("base%d", k));
+    cc_.mov(base_[k], ax::ptr(ptrs, 8 * k));
+    tile_ptr_.push_back(cc_.newIntPtr("tile%d", k));
+    row_ptr_.push_back(cc_.newIntPtr("row%d", k));
+    // Bytes from one row to the next.
+    row_step_.push_back(cc_.newInt64("step%d", k));
+    cc_.mov(row_step_[k], ax::qword_ptr(strides, 8 * (3 * k + 1)));
+    if (shift_of(operand_dtype(k))) cc_.shl(row_step_[k], shift_of(operand_dtype(k)));
+    bounce_.push_back(cc_.newStack(64, 64));
+  }
+  values_.resize(spec_.program.instrs.size());
+  const auto& ins = spec_.program.instrs;
+  for (size_t i = 0; i < ins.size(); ++i) {
+    if (!per_call_[i]) continue;
+    if (ins[i].op == ScalarOp::kInput) {
+      values_[i] = load_input(ins[i], false, false);
+    } else if (ins[i].op == ScalarOp::kRowLength) {
+      ax::Gp n = cc_.newInt64("rows");
+      cc_.mov(n, ax::qword_ptr(shape_, 8));
+      values_[i] = e_.broadcast_int_as(ins[i].dtype, n);
+    } else {
+      values_[i] = emit_value_instr(e_, spec_.program, ins[i], values_);
+    }
+  }
+
+  // Tiles per p: ceil(C / lanes).
+  ax::Gp tiles_per_p = cc_.newInt64("tiles_per_p"), t = cc_.newInt64("t"), p = cc_.newInt64("p"),
+         j0 = cc_.newInt64("j0");
+  cols_ = cc_.newInt64("cols");
+  cc_.mov(tiles_per_p, ax::qword_ptr(shape_, 16));
+  cc_.add(tiles_per_p, lanes - 1);
+  int lane_shift = lanes == 16 ? 4 : lanes == 8 ? 3 : 2;
+  cc_.shr(tiles_per_p, lane_shift);
+  cc_.mov(t, begin);
+
+  Label tile = cc_.newLabel(), partial = cc_.newLabel(), next = cc_.newLabel();
+  cc_.bind(tile);
+  cc_.mov(p, t);
+  cc_.xor_(j0, j0);
+  cc_.div(j0, p, tiles_per_p);  // p = t / tiles_per_p, j0 = t % tiles_per_p
+  cc_.shl(j0, lane_shift);
+  for (int k = 0; k < num_operands(); ++k) {
+    // element offset p * sP + j0 * sC
+    cc_.mov(tmp_, p);
+    cc_.imul(tmp_, ax::qword_ptr(strides, 8 * (3 * k)));
+    ax::Gp c = cc_.newInt64("c");
+    cc_.mov(c, j0);
+    cc_.imul(c, ax::qword_ptr(strides, 8 * (3 * k + 2)));
+    cc_.add(tmp_, c);
+    cc_.lea(tile_ptr_[k], ax::ptr(base_[k], tmp_, shift_of(operand_dtype(k))));
+  }
+  cc_.mov(cols_, ax::qword_ptr(shape_, 16));
+  cc_.sub(cols_, j0);
+  cc_.cmp(cols_, lanes);
+  cc_.jl(partial);
+  emit_tile(false);
+  cc_.jmp(next);
+  cc_.bind(partial);
+  emit_tile(true);
+  cc_.bind(next);
+  cc_.inc(t);
+  cc_.cmp(t, end);
+  cc_.jl(tile);
+  cc_.bind(done);
+  cc_.endFunc();
+}
+
+}  // namespace
+
+void generate_column_kernel(const FusedKernelSpec& spec, ax::Compiler& cc, bool avx512) {
+  ColumnKernelGenerator(spec, cc, avx512).generate();
+}
+
+}  // namespace wok::jit::x86

@@ -1,0 +1,243 @@
+// wok's device math: one definition of every scalar primitive, shared by
+// the kernels the JIT renders (templates/elementwise.cu.in) and by the
+// precompiled CUDA kernels (runtime/kernels/cuda/*.cu), so the two paths
+// cannot drift (Note [One formula per op] in runtime/op_def.h).
+//
+// The semantics are the CPU's (docs/numerics.md): NumPy's nan-propagating
+// maximum/minimum, wrapping integer arithmetic, round half to even, C++
+// conversions, and float -> integer conversions that give the most negative
+// integer for nan, infinities and out-of-range values, as x86 does.
+// Transcendentals use CUDA's accurate math library (expf, not __expf);
+// kernels are compiled with -fmad=false so + - * / and sqrt round exactly
+// like the CPU.
+//
+// This file is compiled by nvcc and by NVRTC: it includes nothing.
+#ifndef WOK_DEVICE_CUH
+#define WOK_DEVICE_CUH
+
+#define WOK_DEVICE __device__ __forceinline__
+
+namespace wok {
+
+using i32 = int;
+using i64 = long long;
+using u32 = unsigned int;
+using u64 = unsigned long long;
+using b8 = bool;
+using f32 = float;
+using f64 = double;
+
+constexpr int kMaxRank = 8;
+constexpr i32 kInt32Min = -2147483647 - 1;
+constexpr i64 kInt64Min = -9223372036854775807LL - 1;
+constexpr i32 kInt32Max = 2147483647;
+constexpr i64 kInt64Max = 9223372036854775807LL;
+
+template <typename T, int N>
+struct alignas(sizeof(T) * N) Vec {
+  T v[N];
+};
+
+template <typename T>
+struct Traits;
+template <> struct Traits<bool> { static constexpr bool kFloat = false, kInt = false; };
+template <> struct Traits<i32> { static constexpr bool kFloat = false, kInt = true; using U = u32; };
+template <> struct Traits<i64> { static constexpr bool kFloat = false, kInt = true; using U = u64; };
+template <> struct Traits<float> { static constexpr bool kFloat = true, kInt = false; };
+template <> struct Traits<double> { static constexpr bool kFloat = true, kInt = false; };
+
+// A param slot (8 bytes, value in the low bytes) read as T.
+template <typename T>
+WOK_DEVICE T from_bits(u64 bits) {
+  union {
+    u64 u;
+    T t;
+  } x;
+  x.u = bits;
+  return x.t;
+}
+
+// ---- conversions ----------------------------------------------------------------------
+
+template <typename To, typename From>
+struct Convert {
+  static WOK_DEVICE To run(From x) { return static_cast<To>(x); }
+};
+template <typename From>
+struct Convert<bool, From> {
+  static WOK_DEVICE bool run(From x) { return x != From(0); }
+};
+template <>
+struct Convert<bool, bool> {
+  static WOK_DEVICE bool run(bool x) { return x; }
+};
+// Float to integer: truncation, and the most negative integer for nan,
+// infinities and values out of range (x86's "integer indefinite").
+template <typename To, typename From, To kMin>
+WOK_DEVICE To float_to_int(From x) {
+  const From limit = -static_cast<From>(kMin);  // 2^31 or 2^63, exact
+  const bool out = !(x > -limit - From(1) && x < limit);
+  return out ? kMin : static_cast<To>(x);
+}
+template <> struct Convert<i32, float> { static WOK_DEVICE i32 run(float x) { return float_to_int<i32, float, kInt32Min>(x); } };
+template <> struct Convert<i32, double> { static WOK_DEVICE i32 run(double x) { return float_to_int<i32, double, kInt32Min>(x); } };
+template <> struct Convert<i64, float> { static WOK_DEVICE i64 run(float x) { return float_to_int<i64, float, kInt64Min>(x); } };
+template <> struct Convert<i64, double> { static WOK_DEVICE i64 run(double x) { return float_to_int<i64, double, kInt64Min>(x); } };
+
+template <typename To, typename From>
+WOK_DEVICE To cast(From x) {
+  return Convert<To, From>::run(x);
+}
+
+// ---- arithmetic: integers wrap, floats are IEEE ------------------------------------------
+
+template <typename T>
+WOK_DEVICE T add(T a, T b) {
+  if constexpr (Traits<T>::kInt) return static_cast<T>(static_cast<typename Traits<T>::U>(a) + static_cast<typename Traits<T>::U>(b));
+  else return a + b;
+}
+template <typename T>
+WOK_DEVICE T sub(T a, T b) {
+  if constexpr (Traits<T>::kInt) return static_cast<T>(static_cast<typename Traits<T>::U>(a) - static_cast<typename Traits<T>::U>(b));
+  else return a - b;
+}
+template <typename T>
+WOK_DEVICE T mul(T a, T b) {
+  if constexpr (Traits<T>::kInt) return static_cast<T>(static_cast<typename Traits<T>::U>(a) * static_cast<typename Traits<T>::U>(b));
+  else return a * b;
+}
+template <typename T>
+WOK_DEVICE T div(T a, T b) {
+  return a / b;  // floats only: integer '/' is true division in a float type
+}
+template <typename T>
+WOK_DEVICE T neg(T a) {
+  return sub(T(0), a);  // -0.0 for 0.0: 0 - x would give +0, so floats negate
+}
+template <> WOK_DEVICE float neg<float>(float a) { return -a; }
+template <> WOK_DEVICE double neg<double>(double a) { return -a; }
+
+// NumPy's maximum/minimum: a nan in either operand wins. Same compare-select
+// order as the CPU (runtime/kernels/cpu/vec_math.h), so zeros of either sign
+// come out the same.
+template <typename T>
+WOK_DEVICE T maximum(T a, T b) {
+  T r = a > b ? a : b;
+  if constexpr (Traits<T>::kFloat) r = a != a ? a : r;
+  return r;
+}
+template <typename T>
+WOK_DEVICE T minimum(T a, T b) {
+  T r = a < b ? a : b;
+  if constexpr (Traits<T>::kFloat) r = a != a ? a : r;
+  return r;
+}
+template <> WOK_DEVICE bool maximum<bool>(bool a, bool b) { return a || b; }
+template <> WOK_DEVICE bool minimum<bool>(bool a, bool b) { return a && b; }
+
+WOK_DEVICE float abs(float a) { return fabsf(a); }
+WOK_DEVICE double abs(double a) { return fabs(a); }
+WOK_DEVICE i32 abs(i32 a) { return a < 0 ? neg(a) : a; }
+WOK_DEVICE i64 abs(i64 a) { return a < 0 ? neg(a) : a; }
+
+// ---- transcendentals: CUDA's accurate library ------------------------------------------------
+
+WOK_DEVICE float sqrt_(float a) { return sqrtf(a); }
+WOK_DEVICE double sqrt_(double a) { return sqrt(a); }
+WOK_DEVICE float exp_(float a) { return expf(a); }
+WOK_DEVICE double exp_(double a) { return exp(a); }
+WOK_DEVICE float log_(float a) { return logf(a); }
+WOK_DEVICE double log_(double a) { return log(a); }
+WOK_DEVICE float sin_(float a) { return sinf(a); }
+WOK_DEVICE double sin_(double a) { return sin(a); }
+WOK_DEVICE float cos_(float a) { return cosf(a); }
+WOK_DEVICE double cos_(double a) { return cos(a); }
+WOK_DEVICE float tanh_(float a) { return tanhf(a); }
+WOK_DEVICE double tanh_(double a) { return tanh(a); }
+WOK_DEVICE float erf_(float a) { return erff(a); }
+WOK_DEVICE double erf_(double a) { return erf(a); }
+WOK_DEVICE float floor_(float a) { return floorf(a); }
+WOK_DEVICE double floor_(double a) { return floor(a); }
+WOK_DEVICE float ceil_(float a) { return ceilf(a); }
+WOK_DEVICE double ceil_(double a) { return ceil(a); }
+WOK_DEVICE float round_(float a) { return rintf(a); }  // half to even
+WOK_DEVICE double round_(double a) { return rint(a); }
+// Integers are already whole.
+WOK_DEVICE i32 floor_(i32 a) { return a; }
+WOK_DEVICE i64 floor_(i64 a) { return a; }
+WOK_DEVICE i32 ceil_(i32 a) { return a; }
+WOK_DEVICE i64 ceil_(i64 a) { return a; }
+WOK_DEVICE i32 round_(i32 a) { return a; }
+WOK_DEVICE i64 round_(i64 a) { return a; }
+WOK_DEVICE float pow_(float a, float b) { return powf(a, b); }
+WOK_DEVICE double pow_(double a, double b) { return pow(a, b); }
+// Integer power by squaring; negative exponents give 1/a^|b| truncated
+// toward zero, as on the CPU.
+template <typename T>
+WOK_DEVICE T ipow(T a, T b) {
+  using U = typename Traits<T>::U;
+  if (b < 0) {
+    if (a == 1) return 1;
+    if (a == -1) return (b & 1) ? T(-1) : T(1);
+    return 0;
+  }
+  U result = 1, base = static_cast<U>(a);
+  for (U e = static_cast<U>(b); e; e >>= 1) {
+    if (e & 1) result *= base;
+    base *= base;
+  }
+  return static_cast<T>(result);
+}
+WOK_DEVICE i32 pow_(i32 a, i32 b) { return ipow(a, b); }
+WOK_DEVICE i64 pow_(i64 a, i64 b) { return ipow(a, b); }
+
+// ---- composites the precompiled kernels use, term for term as the op's formula -----------
+
+// exp(-|x|) never overflows (runtime/ops/elementwise_ops.cpp).
+template <typename T>
+WOK_DEVICE T sigmoid(T x) {
+  const T e = exp_(neg(abs(x)));
+  const T d = div(T(1), add(T(1), e));
+  return x >= T(0) ? d : mul(e, d);
+}
+template <typename T>
+WOK_DEVICE T gelu(T x) {
+  const T inner = mul(T(0.7978845608028654), add(x, mul(T(0.044715), mul(mul(x, x), x))));
+  return mul(mul(T(0.5), x), add(T(1), tanh_(inner)));
+}
+
+// ---- iteration -------------------------------------------------------------------------------
+
+// Sizes of an iteration space of rank R and the element strides of N
+// operands through it.
+template <int R, int N>
+struct Layout {
+  i64 shape[R];
+  i64 stride[N > 0 ? N : 1][R];
+};
+
+// Offsets of row-major element i for each operand. I is the index type:
+// 32-bit division is several times cheaper, so kernels use it when n fits.
+template <typename I, int R, int N>
+WOK_DEVICE void offsets(const Layout<R, N>& l, I i, I (&off)[N > 0 ? N : 1]) {
+#pragma unroll
+  for (int k = 0; k < N; ++k) off[k] = 0;
+#pragma unroll
+  for (int d = R - 1; d > 0; --d) {
+    const I size = static_cast<I>(l.shape[d]);
+    const I q = i / size;
+    const I r = i - q * size;
+#pragma unroll
+    for (int k = 0; k < N; ++k) off[k] += r * static_cast<I>(l.stride[k][d]);
+    i = q;
+  }
+#pragma unroll
+  for (int k = 0; k < N; ++k) off[k] += i * static_cast<I>(l.stride[k][0]);
+}
+
+WOK_DEVICE i64 global_thread() { return static_cast<i64>(blockIdx.x) * blockDim.x + threadIdx.x; }
+WOK_DEVICE i64 global_threads() { return static_cast<i64>(gridDim.x) * blockDim.x; }
+
+}  // namespace wok
+
+#endif  // WOK_DEVICE_CUH

@@ -1,0 +1,32 @@
+// Helpers of the CUDA tests: the skip conditions, and the pending graph
+// behind tensors as a Fragment (without running it).
+#pragma once
+
+#include <gtest/gtest.h>
+#include <wok/wok.h>
+
+#include <vector>
+
+#include "wok/jit/cuda/cuda_jit_runner.h"
+#include "wok/jit/cuda/nvrtc_loader.h"
+
+// NVRTC tests run wherever NVRTC loads; GPU tests only with a device.
+#define WOK_SKIP_WITHOUT_NVRTC()                                                              \
+  do {                                                                                        \
+    if (!wok::nvrtc_available()) GTEST_SKIP() << "NVRTC not available: " << wok::nvrtc_unavailable_reason(); \
+  } while (0)
+
+#define WOK_SKIP_WITHOUT_GPU()                                                                \
+  do {                                                                                        \
+    if (!wok::cuda_available()) GTEST_SKIP() << "no CUDA device: " << wok::cuda_unavailable_reason(); \
+  } while (0)
+
+namespace wt {
+
+inline wok::jit::cuda::PendingFragment pending_fragment(const std::vector<wok::Tensor>& targets) {
+  std::vector<wok::TensorImplPtr> impls;
+  for (const wok::Tensor& t : targets) impls.push_back(t.impl());
+  return wok::jit::cuda::pending_fragment(impls);
+}
+
+}  // namespace wt
