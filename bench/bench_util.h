@@ -178,4 +178,47 @@ inline std::string fmt(double v, int digits = 2) {
   return buf;
 }
 
+// ---- named variants ---------------------------------------------------------------
+// A benchmark binary registers every variant (a program under one backend,
+// thread count, or hand-written loop) as one complete run, by name: the
+// benchmarks time it, and the target ratios re-time two of them in pairs.
+
+inline std::string name_of(const std::string& what, int threads) { return what + "/t" + std::to_string(threads); }
+
+inline std::map<std::string, std::function<void()>>& variants() {
+  static std::map<std::string, std::function<void()>> all;
+  return all;
+}
+
+// Registers `name`: set the thread count, `setup()`, then `body()` per
+// iteration (after one warm-up run: JIT compile, page faults). Reports
+// GB/s for `bytes` of traffic per run, and `items` per run when given.
+inline void register_variant(const std::string& name, double bytes, int threads, std::function<void()> setup,
+                             std::function<void()> body, int64_t items = 0) {
+  std::function<void()> run = [=] {
+    wok::set_num_threads(threads);
+    setup();
+    body();
+  };
+  variants()[name] = run;
+  benchmark::RegisterBenchmark(name.c_str(),
+                               [=](benchmark::State& st) {
+                                 run();
+                                 timed_loop(st, name, run);
+                                 if (items) st.SetItemsProcessed(items * st.iterations());
+                                 st.counters["GB/s"] =
+                                     benchmark::Counter(bytes, benchmark::Counter::kIsIterationInvariantRate);
+                               })
+      ->UseManualTime()
+      ->Unit(benchmark::kMillisecond);
+}
+
+// Median over `rounds` paired rounds of time(slow) / time(fast), both
+// registered variants at `threads`; NaN if either was filtered out.
+inline double paired_variants(const std::string& slow, const std::string& fast, int threads, int rounds) {
+  std::string s = name_of(slow, threads), f = name_of(fast, threads);
+  if (std::isnan(median_seconds(s)) || std::isnan(median_seconds(f))) return NAN;
+  return paired_ratio(variants().at(s), variants().at(f), rounds);
+}
+
 }  // namespace wok_bench

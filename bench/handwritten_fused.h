@@ -17,7 +17,12 @@ namespace wok_bench {
   /* 0.5*x*(1 + tanh(0.7978845608*(x + 0.044715*x^3))) */                 \
   void p3##suffix(const float* x, float* out, int64_t n);                 \
   /* STREAM triad: out = b + s*c */                                       \
-  void triad##suffix(const float* b, const float* c, float s, float* out, int64_t n);
+  void triad##suffix(const float* b, const float* c, float s, float* out, int64_t n); \
+  /* softmax over each row of [rows, cols]: max, sum of exp, scale */     \
+  void softmax_rows##suffix(const float* x, float* out, int64_t rows, int64_t cols); \
+  /* layer_norm over each row: (x - mean) / sqrt(var + eps) * w + b */    \
+  void layer_norm_rows##suffix(const float* x, const float* w, const float* b, float eps, float* out, \
+                               int64_t rows, int64_t cols);
 WOK_BENCH_DECLARE_HANDWRITTEN(_strict)
 WOK_BENCH_DECLARE_HANDWRITTEN(_fastmath)
 #undef WOK_BENCH_DECLARE_HANDWRITTEN

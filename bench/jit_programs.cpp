@@ -29,6 +29,7 @@
 
 #include "bench_util.h"
 #include "handwritten_fused.h"
+#include "programs.h"
 #include "wok/cache/cache_config.h"
 #include "wok/jit/kernel_cache.h"
 #include "wok/jit/plan_cache.h"
@@ -43,11 +44,9 @@ constexpr int kTraceOps = 64;
 constexpr int64_t kSmall = 16;
 constexpr int kThreadCounts[] = {1, 2};
 
-Tensor p1(const Tensor& a, const Tensor& b) { return ((a * 2.0f + b) * 0.5f - a) * b + 1.0f; }
-Tensor p2(const Tensor& a, const Tensor& b) {
-  return (wok::maximum(a * 1.5f + b, 0.0f) - wok::exp(-(a * a))) * wok::tanh(b);
-}
-Tensor p3(const Tensor& a, const Tensor&) { return wok::gelu(a); }
+using wok_bench::p1;
+using wok_bench::p2;
+using wok_bench::p3;
 
 struct Program {
   const char* name;
@@ -72,34 +71,12 @@ struct Inputs {
   Tensor sx, sb, sc;  // 16 elements, for trace + replay
 };
 
-std::string name_of(const std::string& what, int threads) { return what + "/t" + std::to_string(threads); }
-
-// Every variant as one complete run (threads and backend set first), by
-// benchmark name: the benchmarks time them, and the target ratios re-time
-// them in pairs.
-std::map<std::string, std::function<void()>>& variants() {
-  static std::map<std::string, std::function<void()>> all;
-  return all;
-}
+using wok_bench::name_of;
+using wok_bench::variants;
 
 void register_one(const std::string& name, double bytes, int threads, std::function<void()> setup,
                   std::function<void()> body) {
-  std::function<void()> run = [=] {
-    wok::set_num_threads(threads);
-    setup();
-    body();
-  };
-  variants()[name] = run;
-  benchmark::RegisterBenchmark(name.c_str(),
-                               [=](benchmark::State& st) {
-                                 run();  // warm-up: JIT compile, page faults
-                                 wok_bench::timed_loop(st, name, run);
-                                 st.SetItemsProcessed(kN * st.iterations());
-                                 st.counters["GB/s"] =
-                                     benchmark::Counter(bytes, benchmark::Counter::kIsIterationInvariantRate);
-                               })
-      ->UseManualTime()
-      ->Unit(benchmark::kMillisecond);
+  wok_bench::register_variant(name, bytes, threads, std::move(setup), std::move(body), kN);
 }
 
 // `out` receives the hand-written loops' results.
@@ -231,12 +208,8 @@ struct Check {
 
 constexpr int kPairedRounds = 25;
 
-// Median over paired rounds of time(slow) / time(fast); NaN if either
-// variant was filtered out of the run.
 double paired(const std::string& slow, const std::string& fast, int threads) {
-  std::string s = name_of(slow, threads), f = name_of(fast, threads);
-  if (std::isnan(wok_bench::median_seconds(s)) || std::isnan(wok_bench::median_seconds(f))) return NAN;
-  return wok_bench::paired_ratio(variants().at(s), variants().at(f), kPairedRounds);
+  return wok_bench::paired_variants(slow, fast, threads, kPairedRounds);
 }
 
 void print_tables(const Inputs& in) {

@@ -10,6 +10,8 @@
 #include <optional>
 #include <vector>
 
+#include "wok/runtime/observe/events.h"
+
 namespace wok::cache {
 
 namespace {
@@ -90,27 +92,20 @@ void set_cache_config(const CacheConfig& config) {
   s.config = config;
 }
 
+// WOK_LOG belongs to the event stream's logger (runtime/observe/log.h): a
+// cache line is an event, printed by the logger when WOK_LOG has "cache"
+// and seen by any other subscriber (a trace) too.
 bool log_enabled(std::string_view topic) {
-  static const std::vector<std::string> words = [] {
-    std::vector<std::string> out;
-    std::string word;
-    for (char ch : env("WOK_LOG") + ",") {
-      if (std::isalnum(static_cast<unsigned char>(ch)) || ch == '_' || ch == '-') {
-        word.push_back(static_cast<char>(std::tolower(static_cast<unsigned char>(ch))));
-      } else if (!word.empty()) {
-        out.push_back(word);
-        word.clear();
-      }
-    }
-    return out;
-  }();
-  for (const std::string& w : words)
-    if (w == topic || w == "all") return true;
-  return false;
+  return observe::log_topic_enabled(topic) ||
+         (topic == "cache" && WOK_OBSERVING(observe::EventKind::kCacheLog));
 }
 
 void log_event(std::string_view line) {
-  if (log_enabled("cache")) warn(line);
+  if (!WOK_OBSERVING(observe::EventKind::kCacheLog)) return;
+  observe::Event e;
+  e.kind = observe::EventKind::kCacheLog;
+  e.detail = std::string(line);
+  observe::emit(std::move(e));
 }
 
 void warn(std::string_view line) {

@@ -7,7 +7,8 @@
 //                        to this manifest (cache/manifest.h)
 //   WOK_STRICT=1         compiling a kernel is an error naming its signature
 //   WOK_LOG=cache        one stderr line per cache event; WOK_LOG is a list
-//                        ("cache,compile"), words it does not know are ignored
+//                        ("cache,compile"), words it does not know are ignored;
+//                        parsed and printed by runtime/observe/log.h
 //
 // The environment is read once. Tests and the wok-cache tool change the
 // settings with set_cache_config().
@@ -39,7 +40,7 @@ std::string default_cache_directory();
 // Whether WOK_LOG lists `topic` (or "all"). Read once.
 bool log_enabled(std::string_view topic);
 
-// "wok cache: <line>" on stderr when WOK_LOG has "cache".
+// A kCacheLog event: "wok cache: <line>" on stderr when WOK_LOG has "cache".
 void log_event(std::string_view line);
 // "wok cache: <line>" on stderr always: damage, unusable directories.
 // Callers decide what is worth saying once.

@@ -1,8 +1,35 @@
 #include "wok/frontend/dispatch.h"
 
 #include "wok/runtime/evaluator.h"
+#include "wok/runtime/pool_allocator.h"
+#include "wok/runtime/observe/events.h"
 
 namespace wok::detail {
+
+namespace {
+thread_local std::source_location t_site{};
+thread_local bool t_site_open = false;
+}  // namespace
+
+CallSiteScope::CallSiteScope(const std::source_location& site) noexcept {
+#if WOK_EVENTS
+  if (!t_site_open) {
+    t_site_open = outermost_ = true;
+    t_site = site;
+  }
+#endif
+}
+
+CallSiteScope::~CallSiteScope() {
+#if WOK_EVENTS
+  if (outermost_) {
+    t_site_open = false;
+    t_site = std::source_location{};
+  }
+#endif
+}
+
+std::source_location CallSiteScope::current() noexcept { return t_site_open ? t_site : std::source_location{}; }
 
 std::string describe_inputs(const RegisteredOp& op, std::span<const Tensor> inputs) {
   std::string s;
@@ -45,21 +72,25 @@ void check_inputs(const RegisteredOp& op, std::span<const Tensor> inputs) {
                         inputs[i].device().str() + "); move them with to()");
 }
 
-}  // namespace
-
-std::vector<Tensor> record(const RegisteredOp& op, std::span<const Tensor> inputs, Attrs attrs) {
-  std::vector<Shape> shapes;
-  std::vector<DType> dtypes;
+// Checks the inputs, infers the outputs and records the node; its output
+// tensors (created by the callers below) share `cost`.
+std::shared_ptr<Node> record_node(const RegisteredOp& op, std::span<const Tensor> inputs, Attrs attrs,
+                                  PendingCost& cost) {
+  // The inputs' shapes and dtypes, for the inference rules: per-thread
+  // scratch whose capacity is reused from call to call (recording is the
+  // hot path of a traced loop; the rules never record ops themselves).
+  thread_local std::vector<Shape> shapes;
+  thread_local std::vector<DType> dtypes;
   std::vector<DType> out_dtypes;
   std::vector<Shape> out_shapes;
   Device device = Device::cpu();
   try {
     check_inputs(op, inputs);
-    shapes.reserve(inputs.size());
-    dtypes.reserve(inputs.size());
-    for (const Tensor& t : inputs) {
-      shapes.push_back(t.shape());
-      dtypes.push_back(t.dtype());
+    shapes.resize(inputs.size());
+    dtypes.resize(inputs.size());
+    for (size_t i = 0; i < inputs.size(); ++i) {
+      shapes[i].assign(inputs[i].shape().begin(), inputs[i].shape().end());
+      dtypes[i] = inputs[i].dtype();
     }
     if (!inputs.empty()) device = inputs[0].device();
     out_dtypes = op.def().infer_dtype(dtypes, attrs);
@@ -76,26 +107,54 @@ std::vector<Tensor> record(const RegisteredOp& op, std::span<const Tensor> input
   std::vector<TensorImplPtr> in_impls;
   in_impls.reserve(inputs.size());
   for (const Tensor& t : inputs) in_impls.push_back(t.impl());
-  PendingCost cost = pending_cost_of(in_impls);
+  cost = pending_cost_of(in_impls);
 
   std::vector<TensorMeta> metas;
   metas.reserve(out_shapes.size());
   for (size_t i = 0; i < out_shapes.size(); ++i) metas.push_back({std::move(out_shapes[i]), out_dtypes[i], device});
-  auto node = std::make_shared<Node>(&op, std::move(attrs), std::move(in_impls), metas);
-  std::vector<Tensor> outs;
-  outs.reserve(metas.size());
-  for (size_t i = 0; i < metas.size(); ++i) {
-    auto impl = std::make_shared<TensorImpl>(metas[i], node, static_cast<int>(i), cost);
-    node->outputs[i] = impl;
-    outs.emplace_back(std::move(impl));
+  auto node = std::allocate_shared<Node>(PoolAllocator<Node>(), &op, std::move(attrs), std::move(in_impls),
+                                        std::move(metas));
+#if WOK_EVENTS
+  if (t_site_open) node->site = t_site;
+  if (WOK_OBSERVING(observe::EventKind::kOpRecorded)) {
+    observe::Event e;
+    e.kind = observe::EventKind::kOpRecorded;
+    e.name = op.name();
+    e.site = node->site;
+    e.id = node->id;
+    observe::emit(std::move(e));
   }
+#endif
+  return node;
+}
+
+TensorImplPtr make_output(const std::shared_ptr<Node>& node, size_t i, PendingCost cost) {
+  auto impl = std::allocate_shared<TensorImpl>(PoolAllocator<TensorImpl>(), node->output_meta[i], node,
+                                               static_cast<int>(i), cost);
+  node->outputs[i] = impl;
+  return impl;
+}
+
+}  // namespace
+
+std::vector<Tensor> record(const RegisteredOp& op, std::span<const Tensor> inputs, Attrs attrs) {
+  PendingCost cost;
+  std::shared_ptr<Node> node = record_node(op, inputs, std::move(attrs), cost);
+  std::vector<Tensor> outs;
+  outs.reserve(node->output_meta.size());
+  for (size_t i = 0; i < node->output_meta.size(); ++i) outs.emplace_back(make_output(node, i, cost));
   enforce_pending_limits(outs[0].impl());
   return outs;
 }
 
+// The first output only: the others, never referenced, are dead values the
+// kernel still writes (as when record()'s caller drops them).
 Tensor record1(const RegisteredOp& op, std::span<const Tensor> inputs, Attrs attrs) {
-  std::vector<Tensor> outs = record(op, inputs, std::move(attrs));
-  return std::move(outs[0]);
+  PendingCost cost;
+  std::shared_ptr<Node> node = record_node(op, inputs, std::move(attrs), cost);
+  Tensor out(make_output(node, 0, cost));
+  enforce_pending_limits(out.impl());
+  return out;
 }
 
 Tensor record1(const RegisteredOp& op, std::initializer_list<Tensor> inputs, Attrs attrs) {
@@ -112,7 +171,9 @@ Attrs positional_attrs(const RegisteredOp& op, std::vector<AttrValue> values) {
 
 namespace wok {
 
-std::vector<Tensor> call(std::string_view op_name, const std::vector<Tensor>& inputs, const AttrMap& attrs) {
+std::vector<Tensor> call(std::string_view op_name, const std::vector<Tensor>& inputs, const AttrMap& attrs,
+                         std::source_location site) {
+  detail::CallSiteScope scope(site);
   const RegisteredOp& op = OpRegistry::global().get(op_name);
   Attrs bound;
   try {
@@ -123,8 +184,9 @@ std::vector<Tensor> call(std::string_view op_name, const std::vector<Tensor>& in
   return detail::record(op, inputs, std::move(bound));
 }
 
-Tensor call1(std::string_view op, const std::vector<Tensor>& inputs, const AttrMap& attrs) {
-  std::vector<Tensor> outs = call(op, inputs, attrs);
+Tensor call1(std::string_view op, const std::vector<Tensor>& inputs, const AttrMap& attrs,
+             std::source_location site) {
+  std::vector<Tensor> outs = call(op, inputs, attrs, site);
   if (outs.size() != 1)
     throw ArgumentError("wok::call1: op '" + std::string(op) + "' has " + std::to_string(outs.size()) + " outputs");
   return std::move(outs[0]);

@@ -2,6 +2,7 @@
 // checked, shapes and dtypes inferred, and errors given their context.
 #pragma once
 
+#include <source_location>
 #include <span>
 #include <string_view>
 #include <vector>
@@ -14,11 +15,34 @@ namespace wok {
 
 // Calls any registered op by name, built-in or user-registered:
 //   wok::call("WeightedSum", {a, b}, {{"weight", 0.5}})
-std::vector<Tensor> call(std::string_view op, const std::vector<Tensor>& inputs, const AttrMap& attrs = {});
+std::vector<Tensor> call(std::string_view op, const std::vector<Tensor>& inputs, const AttrMap& attrs = {},
+                         std::source_location site = std::source_location::current());
 // The same, for an op with exactly one output.
-Tensor call1(std::string_view op, const std::vector<Tensor>& inputs, const AttrMap& attrs = {});
+Tensor call1(std::string_view op, const std::vector<Tensor>& inputs, const AttrMap& attrs = {},
+             std::source_location site = std::source_location::current());
 
 namespace detail {
+
+// Note [Call sites]
+// wok::call / wok::call1 take a defaulted std::source_location and open a
+// CallSiteScope; the outermost scope on a thread wins, so every node recorded
+// inside it carries that line. The named op functions (wok::exp, wok::add)
+// and the operators keep their plain signatures (code takes their address),
+// so they do not capture a site themselves: a user opens a scope
+// (wok::CallSiteScope here;) in a function to label every op it records.
+// Built with WOK_EVENTS=OFF, sites are not kept.
+class CallSiteScope {
+ public:
+  explicit CallSiteScope(const std::source_location& site = std::source_location::current()) noexcept;
+  ~CallSiteScope();
+  CallSiteScope(const CallSiteScope&) = delete;
+  CallSiteScope& operator=(const CallSiteScope&) = delete;
+  // The site of the outermost open scope on this thread, or an empty one.
+  static std::source_location current() noexcept;
+
+ private:
+  bool outermost_ = false;
+};
 
 // Records `op` on `inputs`; no work runs (unless a pending limit is hit).
 // Errors from the op's rules are rethrown with the op's name and the

@@ -7,6 +7,7 @@
 #include "wok/frontend/cuda_api.h"
 #include "wok/frontend/dispatch.h"
 #include "wok/frontend/nn.h"
+#include "wok/frontend/observe_api.h"
 #include "wok/frontend/ops.h"
 #include "wok/frontend/runtime_api.h"
 #include "wok/frontend/tensor.h"

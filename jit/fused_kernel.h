@@ -16,7 +16,7 @@ namespace wok::jit {
 
 // Bump when the meaning of a spec or the kernel ABI changes: it is part of
 // every kernel signature, so old cached kernels stop matching.
-inline constexpr int kKernelAbiVersion = 2;
+inline constexpr int kKernelAbiVersion = 3;
 
 // Note [Row kernels]
 // An elementwise kernel computes each output element on its own. A row
@@ -71,6 +71,10 @@ struct KernelArgs {
   // partial reductions the runtime combines.
   int64_t col_begin = 0;
   int64_t col_end = 0;
+  // Split rows: when not null, the row kernel also stores the winning value
+  // of each argmax output o in 8-byte slot o (low bytes), which the
+  // runtime's combine of the chunks compares.
+  void* partial_values = nullptr;
 };
 
 // Elementwise kernels process flat output elements [begin, end); row

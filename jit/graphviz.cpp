@@ -3,6 +3,7 @@
 #include <map>
 #include <sstream>
 
+#include "wok/runtime/observe/log.h"
 #include "wok/runtime/op_registry.h"
 
 namespace wok::jit {
@@ -32,6 +33,7 @@ std::string to_graphviz(const PlanGraph& g) {
     s << "\\n" << value_label(f, g.canonical[node.outputs[0]]);
     if (g.group[n] < 0 && !g.constant[n] && !g.break_reason[n].empty())
       s << "\\nnot fused: " << g.break_reason[n];
+    if (std::string site = observe::site_str(node.site); !site.empty()) s << "\\n@ " << site;
     s << "\"";
     if (g.constant[n]) s << ", style=dashed";
     else if (g.group[n] < 0) s << ", shape=box, style=filled, fillcolor=\"#fde2c8\"";
@@ -50,8 +52,15 @@ std::string to_graphviz(const PlanGraph& g) {
     if (!g.alive[n]) continue;
     for (int v : g.inputs_of(static_cast<int>(n))) {
       int p = g.producer[v];
-      if (p >= 0) out << "  n" << p << " -> n" << n << ";\n";
-      else out << "  v" << v << " -> n" << n << ";\n";
+      if (p < 0) {
+        out << "  v" << v << " -> n" << n << ";\n";
+        continue;
+      }
+      out << "  n" << p << " -> n" << n;
+      // A fusion break: the value goes through memory between two kernels.
+      bool same_group = g.group[p] >= 0 && g.group[p] == g.group[n];
+      if (!same_group && !g.constant[p]) out << " [color=\"#d04040\", style=dashed, label=\"break\", fontsize=8]";
+      out << ";\n";
     }
   }
   int i = 0;

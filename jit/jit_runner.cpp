@@ -1,7 +1,10 @@
 #include "wok/jit/jit_runner.h"
 
+#include "wok/jit/async_compile.h"
 #include "wok/jit/plan_cache.h"
+#include "wok/jit/shadow.h"
 #include "wok/runtime/backend.h"
+#include "wok/runtime/executor.h"
 
 namespace wok::jit {
 
@@ -9,10 +12,33 @@ namespace {
 // Below this much work, handing lanes to stream threads costs more than
 // running the steps one after another on the caller's thread.
 constexpr int64_t kMultiStreamMinElements = int64_t{1} << 20;
+
+// Runs fragments while their plans compile in the background.
+PrecompiledExecutor& fallback() {
+  static PrecompiledExecutor* executor = new PrecompiledExecutor();
+  return *executor;
+}
 }  // namespace
 
+std::shared_ptr<const Plan> JitRunner::plan_for(const Fragment& fragment) {
+  if (async_compile_enabled()) {
+    if (std::shared_ptr<const Plan> plan = PlanCache::global().find(fragment, isa_)) return plan;
+    if (compile_in_background(fragment, isa_)) return nullptr;
+  }
+  return PlanCache::global().get_or_build(fragment, isa_);
+}
+
 std::vector<StoragePtr> JitRunner::run(const Fragment& fragment, std::span<const StoragePtr> input_storage) {
-  std::shared_ptr<const Plan> plan = PlanCache::global().get_or_build(fragment, isa_);
+  std::shared_ptr<const Plan> plan = plan_for(fragment);
+  if (!plan) {
+    set_fragment_delegate(fallback().name());
+    return fallback().run(fragment, input_storage);
+  }
+  if (shadow_due()) {
+    std::vector<StoragePtr> out = replay_plan(*plan, fragment, input_storage);
+    shadow_compare(*plan, fragment, input_storage, out);
+    return out;
+  }
   if (plan->lanes == 1 || plan->work_elements < kMultiStreamMinElements)
     return replay_plan(*plan, fragment, input_storage);
   // Independent chains run on pooled streams; the caller waits for them.
@@ -28,7 +54,12 @@ std::vector<StoragePtr> JitRunner::run(const Fragment& fragment, std::span<const
 }
 
 void JitRunner::run_async(std::shared_ptr<FragmentJob> job, std::shared_ptr<AsyncResult> result) {
-  std::shared_ptr<const Plan> plan = PlanCache::global().get_or_build(job->fragment, isa_);
+  std::shared_ptr<const Plan> plan = plan_for(job->fragment);
+  if (!plan) {
+    set_fragment_delegate(fallback().name());
+    fallback().run_async(std::move(job), std::move(result));
+    return;
+  }
   replay_plan_on_streams(plan, job, result, nullptr);
 }
 

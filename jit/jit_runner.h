@@ -7,6 +7,8 @@
 
 namespace wok::jit {
 
+struct Plan;
+
 class JitRunner final : public FragmentRunner {
  public:
   explicit JitRunner(CpuIsa isa) : isa_(isa) {}
@@ -15,6 +17,10 @@ class JitRunner final : public FragmentRunner {
   void run_async(std::shared_ptr<FragmentJob> job, std::shared_ptr<AsyncResult> result) override;
 
  private:
+  // The plan for `fragment`; null when async compile is building it in the
+  // background and the fragment should run on precompiled kernels now.
+  std::shared_ptr<const Plan> plan_for(const Fragment& fragment);
+
   CpuIsa isa_;
 };
 

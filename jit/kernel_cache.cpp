@@ -12,11 +12,13 @@
 #include <vector>
 
 #include "wok/cache/build_info.h"
+#include "wok/cache/cache_config.h"
 #include "wok/cache/cpu_feature_mask.h"
 #include "wok/cache/disk_store.h"
 #include "wok/jit/dump.h"
 #include "wok/jit/x86/instr_emitter.h"
 #include "wok/jit/x86/x86_codegen.h"
+#include "wok/runtime/observe/events.h"
 #include "wok/runtime/stats.h"
 
 namespace wok::jit {
@@ -109,11 +111,30 @@ KernelResult load_or_compile(const FusedKernelSpec& spec, CpuIsa isa, const std:
                              const Key128& key) {
   auto& c = detail::counters();
   std::string listing;
+  const bool observed = WOK_OBSERVING(observe::EventKind::kCompileEnd) ||
+                        WOK_OBSERVING(observe::EventKind::kCompileBegin) ||
+                        WOK_OBSERVING(observe::EventKind::kKernelCache);
+  const std::string name = observed ? kernel_name(spec, key) : std::string();
   auto generate = [&]() -> absl::StatusOr<std::vector<uint8_t>> {
     auto start = std::chrono::steady_clock::now();
+    if (WOK_OBSERVING(observe::EventKind::kCompileBegin)) {
+      observe::Event e;
+      e.kind = observe::EventKind::kCompileBegin;
+      e.name = name.empty() ? kernel_name(spec, key) : name;
+      observe::emit(std::move(e));
+    }
     absl::StatusOr<x86::MachineCode> code = x86::generate_x86(spec, isa, dump_enabled());
     if (!code.ok()) return code.status();
     auto ns = std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - start).count();
+    if (WOK_OBSERVING(observe::EventKind::kCompileEnd)) {
+      observe::Event e;
+      e.kind = observe::EventKind::kCompileEnd;
+      e.name = name.empty() ? kernel_name(spec, key) : name;
+      e.dur_ns = ns;
+      e.bytes = static_cast<int64_t>(code->bytes.size());
+      e.detail = std::string(cpu_isa_name(isa));
+      observe::emit(std::move(e));
+    }
     c.kernels_compiled.fetch_add(1, std::memory_order_relaxed);
     c.compile_ns.fetch_add(ns, std::memory_order_relaxed);
     listing = std::move(code->listing);
@@ -123,6 +144,16 @@ KernelResult load_or_compile(const FusedKernelSpec& spec, CpuIsa isa, const std:
   absl::StatusOr<cache::DiskStore::Found> code =
       cache::DiskStore::global().get_or_build(entry_header(spec, isa, signature), generate);
   if (!code.ok()) return code.status();
+  if (WOK_OBSERVING(observe::EventKind::kKernelCache)) {
+    observe::Event e;
+    e.kind = observe::EventKind::kKernelCache;
+    e.name = name.empty() ? kernel_name(spec, key) : name;
+    e.id = key.lo;
+    e.detail = code->source == cache::DiskStore::Source::kDisk ? "not in memory; loaded from the disk cache"
+               : cache::cache_config().directory.empty()      ? "new signature; compiled (disk cache off)"
+                                                               : "new signature; compiled, then written to the disk cache";
+    observe::emit(std::move(e));
+  }
   absl::StatusOr<KernelFn> fn = x86::load_machine_code(code->payload);
   if (!fn.ok()) return fn.status();
   auto kernel = std::make_shared<CompiledKernel>();
@@ -157,6 +188,14 @@ KernelResult KernelCache::get(const FusedKernelSpec& spec, CpuIsa isa) {
       std::shared_future<KernelResult> result = e.result;
       lock.unlock();
       counters.cache_hits.fetch_add(1, std::memory_order_relaxed);
+      if (WOK_OBSERVING(observe::EventKind::kKernelCache)) {
+        observe::Event ev;
+        ev.kind = observe::EventKind::kKernelCache;
+        ev.hit = true;
+        ev.name = kernel_name(spec, key);
+        ev.id = key.lo;
+        observe::emit(std::move(ev));
+      }
       return result.get();  // waits if another thread is still compiling it
     }
     bucket.push_back({signature, promise.get_future().share()});

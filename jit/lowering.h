@@ -37,9 +37,18 @@ struct ReduceSpace {
   friend bool operator==(const ReduceSpace&, const ReduceSpace&) = default;
 };
 
+// Widest outer-axis reduction (columns kept after the reduced dims) the JIT
+// generates; wider ones run on the precompiled kernel (see reduction_space).
+inline constexpr int64_t kMaxColumnKernelColumns = 128;
+
 // A reduction the JIT fuses (over one contiguous block of axes): its space.
 // nullopt for other reductions and other ops.
 std::optional<ReduceSpace> reduction_space(const PlanGraph& g, int node);
+
+// A reduction whose result is an index (argmax), not a value of its input:
+// a kernel can write it but not compute with it (Note [Generated argmax]
+// in jit/x86/argmax_emitter.h).
+bool yields_index(const PlanGraph& g, int node);
 
 // Whether a value of shape v lives in space s: a full value (v equals s),
 // or a reduced one (s with the reduced dims dropped or kept as 1).

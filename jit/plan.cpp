@@ -13,6 +13,7 @@
 #include "wok/runtime/error.h"
 #include "wok/runtime/executor.h"
 #include "wok/runtime/kernel.h"
+#include "wok/runtime/observe/events.h"
 #include "wok/runtime/op_registry.h"
 #include "wok/runtime/stats.h"
 #include "wok/runtime/thread_pool.h"
@@ -73,6 +74,25 @@ void combine_partials(ScalarOp op, const uint64_t* partials, int chunks, int str
   std::memcpy(out, &acc, sizeof(T));
 }
 
+// argmax: each chunk's index (absolute in the row) and its winning value;
+// the first chunk holding the best value wins, a nan beating every number
+// (Note [Generated argmax] in jit/x86/argmax_emitter.h).
+template <typename T>
+void combine_argmax(const uint64_t* indices, const uint64_t* values, int chunks, int stride, void* out) {
+  auto value = [&](int c) {
+    T v;
+    std::memcpy(&v, &values[c * stride], sizeof(T));
+    return v;
+  };
+  auto is_nan = [](T v) { return v != v; };  // false for integers
+  int best = 0;
+  for (int c = 1; c < chunks; ++c) {
+    T v = value(c), b = value(best);
+    if (v > b || (is_nan(v) && !is_nan(b))) best = c;
+  }
+  std::memcpy(out, &indices[best * stride], sizeof(int64_t));
+}
+
 struct StepDraft {
   PlanStep step;
   int order_hint;  // first node of the step, for a stable order
@@ -111,6 +131,7 @@ std::vector<StepDraft> draft_steps(const PlanGraph& g) {
     for (int n : members)
       if (!row) row = reduction_space(g, n);
     d.step.lowered = row ? lower_reduction_group(g, members, outs, *row) : lower_group(g, members, outs);
+    for (int n : members) d.step.group += (d.step.group.empty() ? "" : "+") + f.nodes[n].op->name();
     drafts.push_back(std::move(d));
   }
   for (size_t n = 0; n < f.nodes.size(); ++n) {
@@ -124,6 +145,7 @@ std::vector<StepDraft> draft_steps(const PlanGraph& g) {
         if (!materialize) continue;
         StepDraft d{{PlanStep::Kind::kKernel}, static_cast<int>(n)};
         d.step.lowered = lower_group(g, {}, {v});
+        d.step.group = "constant";
         drafts.push_back(std::move(d));
       }
     } else if (g.group[n] < 0) {
@@ -349,6 +371,34 @@ void* PlanRun::address(int v) const {
 }
 
 void PlanRun::run_step(size_t s) {
+  if (!WOK_OBSERVING(observe::EventKind::kLaunchEnd) && !WOK_OBSERVING(observe::EventKind::kLaunchBegin)) {
+    run_step_impl(s);
+    return;
+  }
+  const PlanStep& st = plan_.steps[s];
+  const Fragment& f = fragment_;
+  observe::Event e;
+  if (st.kind == PlanStep::Kind::kKernel) {
+    if (st.lowered.numel == 0) return;
+    e.name = st.kernel->name;
+    e.detail = st.group;
+    e.count = st.lowered.numel;
+    for (int v : st.lowered.input_values) e.bytes += static_cast<int64_t>(f.values[v].nbytes());
+    for (int v : st.lowered.output_values) e.bytes += static_cast<int64_t>(f.values[v].nbytes());
+  } else {
+    const FragmentNode& node = f.nodes[st.node];
+    if (node.op->def().output_aliases_input) return;
+    e.name = node.op->name() + " (precompiled)";
+    for (int v : node.inputs) e.bytes += static_cast<int64_t>(f.values[plan_.canonical[v]].nbytes());
+    for (int v : node.outputs) {
+      e.bytes += static_cast<int64_t>(f.values[plan_.canonical[v]].nbytes());
+      e.count += f.values[plan_.canonical[v]].numel();
+    }
+  }
+  observe::emit_timed_launch(std::move(e), [&] { run_step_impl(s); });
+}
+
+void PlanRun::run_step_impl(size_t s) {
   const PlanStep& st = plan_.steps[s];
   const Fragment& f = fragment_;
   auto& counters = detail::counters();
@@ -419,6 +469,7 @@ void PlanRun::run_split_row(const PlanStep& st, const KernelArgs& args, const st
   const int64_t per = (k.row_length + chunks - 1) / chunks;
   // Partial results on the stack: chunks x outputs, one 8-byte slot each.
   uint64_t partials[kMaxSplitChunks * 8];
+  uint64_t values[kMaxSplitChunks * 8];  // argmax outputs: the winning values
   void* chunk_ptrs[kMaxSplitChunks][kMaxSplitPtrs];
   KernelArgs chunk_args[kMaxSplitChunks];
   for (int c = 0; c < chunks; ++c) {
@@ -426,6 +477,7 @@ void PlanRun::run_split_row(const PlanStep& st, const KernelArgs& args, const st
     for (int o = 0; o < n_out; ++o) chunk_ptrs[c][n_in + o] = &partials[c * n_out + o];
     chunk_args[c] = args;
     chunk_args[c].ptrs = chunk_ptrs[c];
+    chunk_args[c].partial_values = &values[c * n_out];
     chunk_args[c].col_begin = std::min<int64_t>(k.row_length, c * per);
     chunk_args[c].col_end = std::min<int64_t>(k.row_length, (c + 1) * per);
   }
@@ -435,6 +487,12 @@ void PlanRun::run_split_row(const PlanStep& st, const KernelArgs& args, const st
   });
   for (int o = 0; o < n_out; ++o) {
     const ScalarInstr& red = k.spec.program.instrs[k.spec.program.outputs[o]];
+    if (red.op == ScalarOp::kReduceArgmax) {
+      visit_dtype(k.spec.program.instrs[red.args[0]].dtype, [&](auto tag) {
+        combine_argmax<decltype(tag)>(&partials[o], &values[o], chunks, n_out, ptrs[n_in + o]);
+      });
+      continue;
+    }
     visit_dtype(red.dtype, [&](auto tag) {
       using T = decltype(tag);
       if constexpr (!std::is_same_v<T, bool>)

@@ -31,6 +31,7 @@ struct PlanStep {
   std::vector<int> reads, writes;                 // fragment values
   int lane = 0;                                   // which stream of the run executes it
   bool signals = false;                           // a step on another lane waits for it
+  std::string group;                              // kKernel: the fused group's ops ("mul+exp+sum")
 };
 
 struct Placement {
@@ -59,6 +60,7 @@ class PlanRun {
   std::vector<StoragePtr> results() const;
 
  private:
+  void run_step_impl(size_t step);
   void* address(int value) const;
   // One long row reduced in chunks on several threads (all-axis reductions).
   void run_split_row(const PlanStep& step, const KernelArgs& args, const std::vector<void*>& ptrs);

@@ -4,7 +4,9 @@
 #include <unordered_map>
 
 #include "wok/cache/manifest.h"
+#include "wok/jit/recompile_reason.h"
 #include "wok/jit/signature.h"
+#include "wok/runtime/observe/events.h"
 #include "wok/runtime/op_registry.h"
 #include "wok/runtime/stats.h"
 
@@ -54,6 +56,33 @@ PlanCache& PlanCache::global() {
   return *cache;
 }
 
+namespace {
+void emit_plan_hit(const Key128& key) {
+  if (!WOK_OBSERVING(observe::EventKind::kPlanCache)) return;
+  observe::Event e;
+  e.kind = observe::EventKind::kPlanCache;
+  e.hit = true;
+  e.name = key.hex().substr(0, 8);
+  e.id = key.lo;
+  observe::emit(std::move(e));
+}
+}  // namespace
+
+std::shared_ptr<const Plan> PlanCache::find(const Fragment& f, CpuIsa isa) {
+  std::string signature = fragment_signature(f);
+  signature.push_back(static_cast<char>(isa));
+  Key128 key = hash128(signature);
+  std::lock_guard lock(impl_->mu);
+  if (auto it = impl_->entries.find(key); it != impl_->entries.end())
+    for (const Impl::Entry& e : it->second)
+      if (e.signature == signature) {
+        detail::counters().plan_cache_hits.fetch_add(1, std::memory_order_relaxed);
+        emit_plan_hit(key);
+        return e.plan;
+      }
+  return nullptr;
+}
+
 std::shared_ptr<const Plan> PlanCache::get_or_build(const Fragment& f, CpuIsa isa) {
   std::string signature = fragment_signature(f);
   signature.push_back(static_cast<char>(isa));
@@ -65,10 +94,22 @@ std::shared_ptr<const Plan> PlanCache::get_or_build(const Fragment& f, CpuIsa is
       for (const Impl::Entry& e : it->second)
         if (e.signature == signature) {
           counters.plan_cache_hits.fetch_add(1, std::memory_order_relaxed);
+          emit_plan_hit(key);
           return e.plan;
         }
   }
   counters.plan_cache_misses.fetch_add(1, std::memory_order_relaxed);
+  // Always explained, so that a listener that starts later still sees
+  // reasons against the programs traced before it.
+  PlanMiss miss = explain_plan_miss(f, isa);
+  if (WOK_OBSERVING(observe::EventKind::kPlanCache)) {
+    observe::Event e;
+    e.kind = observe::EventKind::kPlanCache;
+    e.name = miss.name;
+    e.detail = miss.reason;
+    e.id = miss.program;
+    observe::emit(std::move(e));
+  }
   // Built outside the lock; two threads racing on one new program both
   // build it (kernels still compile once) and the first insert wins.
   std::shared_ptr<const Plan> plan = build_plan(f, isa);

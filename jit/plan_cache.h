@@ -16,6 +16,9 @@ class PlanCache {
  public:
   static PlanCache& global();
   std::shared_ptr<const Plan> get_or_build(const Fragment& f, CpuIsa isa);
+  // The cached plan (counted as a hit), or null; builds nothing and counts
+  // no miss (async compile: the caller decides what a miss means).
+  std::shared_ptr<const Plan> find(const Fragment& f, CpuIsa isa);
   size_t size() const;
   void clear();
 

@@ -4,11 +4,13 @@
 #include <condition_variable>
 #include <cstdlib>
 #include <mutex>
+#include <optional>
 #include <unordered_map>
 #include <unordered_set>
 
 #include "wok/runtime/backend.h"
 #include "wok/runtime/fragment.h"
+#include "wok/runtime/observe/events.h"
 #include "wok/runtime/op_registry.h"
 
 namespace wok {
@@ -33,6 +35,8 @@ int64_t env_int(const char* name, int64_t fallback) {
   return fallback;
 }
 
+std::atomic<uint64_t> g_next_eval_id{1};
+
 std::atomic<int64_t> g_max_nodes{env_int("WOK_MAX_PENDING_NODES", 4096)};
 std::atomic<int64_t> g_max_bytes{env_int("WOK_MAX_PENDING_BYTES", int64_t{1} << 30)};
 
@@ -48,7 +52,9 @@ struct Collected {
 
 Collected collect_pending(std::span<const TensorImplPtr> targets) {
   Collected c;
-  std::unordered_set<Node*> seen;
+  // A fresh mark per pass (under the graph mutex) tells visited nodes apart.
+  static uint64_t last_mark = 0;
+  const uint64_t mark = ++last_mark;
   struct Frame {
     std::shared_ptr<Node> node;
     size_t next_input;
@@ -57,7 +63,8 @@ Collected collect_pending(std::span<const TensorImplPtr> targets) {
   auto visit = [&](const TensorImpl& t) -> bool {
     if (t.ready()) return true;
     Node* n = t.node().get();
-    if (!seen.insert(n).second) return true;
+    if (n->visit_mark == mark) return true;
+    n->visit_mark = mark;
     if (n->claimed) {
       c.blocked = n;
       return false;
@@ -111,12 +118,17 @@ void evaluate(std::span<const TensorImplPtr> targets, EvalReason reason, bool as
   Fragment& fragment = job->fragment;
   std::vector<TensorImplPtr> output_impls;
   {
-    std::unordered_map<const Node*, int> first_value;
     std::unordered_map<const TensorImpl*, int> leaf_value;
     std::vector<int> internal_refs;
+    size_t n_values = 0;
+    for (const auto& node : c.order) n_values += node->output_meta.size();
+    fragment.values.reserve(n_values + 8);
+    fragment.nodes.reserve(c.order.size());
+    internal_refs.reserve(n_values + 8);
+    auto first_value = [](const Node* n) { return n->fragment_value; };
     for (const auto& node : c.order) {
       node->claimed = true;
-      first_value[node.get()] = static_cast<int>(fragment.values.size());
+      node->fragment_value = static_cast<int>(fragment.values.size());
       // Dead outputs get a value too: the kernel writes all of them.
       for (const TensorMeta& meta : node->output_meta) {
         fragment.values.push_back(meta);
@@ -124,7 +136,9 @@ void evaluate(std::span<const TensorImplPtr> targets, EvalReason reason, bool as
       }
     }
     for (const auto& node : c.order) {
-      FragmentNode fn{node->op, &node->attrs, {}, {}};
+      FragmentNode fn{node->op, &node->attrs, {}, {}, node->site};
+      fn.inputs.reserve(node->inputs.size());
+      fn.outputs.reserve(node->outputs.size());
       for (const TensorImplPtr& in : node->inputs) {
         int v;
         if (in->ready()) {
@@ -137,27 +151,28 @@ void evaluate(std::span<const TensorImplPtr> targets, EvalReason reason, bool as
           }
           v = it->second;
         } else {
-          v = first_value.at(in->node().get()) + in->output_index();
+          v = first_value(in->node().get()) + in->output_index();
           ++internal_refs[v];
         }
         fn.inputs.push_back(v);
       }
-      int base = first_value.at(node.get());
+      int base = first_value(node.get());
       for (size_t k = 0; k < node->outputs.size(); ++k) fn.outputs.push_back(base + static_cast<int>(k));
       fragment.nodes.push_back(std::move(fn));
     }
     // Outputs: targets first, in the caller's order, then live intermediates.
-    std::unordered_set<int> is_output;
+    std::vector<char> is_output(fragment.values.size(), 0);
     auto add_output = [&](const TensorImplPtr& t, int v) {
-      if (is_output.insert(v).second) {
+      if (!is_output[v]) {
+        is_output[v] = 1;
         fragment.outputs.push_back(v);
         output_impls.push_back(t);
       }
     };
     for (const TensorImplPtr& t : targets)
-      if (!t->ready()) add_output(t, first_value.at(t->node().get()) + t->output_index());
+      if (!t->ready()) add_output(t, first_value(t->node().get()) + t->output_index());
     for (const auto& node : c.order) {
-      int base = first_value.at(node.get());
+      int base = first_value(node.get());
       for (size_t k = 0; k < node->outputs.size(); ++k) {
         TensorImplPtr o = node->outputs[k].lock();
         if (!o) continue;
@@ -167,11 +182,11 @@ void evaluate(std::span<const TensorImplPtr> targets, EvalReason reason, bool as
       }
     }
   }
-  job->nodes = c.order;  // keeps the attributes the fragment points to alive
+  job->nodes = std::move(c.order);  // keeps the attributes the fragment points to alive
   lock.unlock();
 
   auto release_claims = [&] {
-    for (const auto& node : c.order) node->claimed = false;
+    for (const auto& node : job->nodes) node->claimed = false;
   };
   auto& counters = detail::counters();
   counters.evaluations.fetch_add(1, std::memory_order_relaxed);
@@ -180,13 +195,38 @@ void evaluate(std::span<const TensorImplPtr> targets, EvalReason reason, bool as
 
   std::vector<StoragePtr> results;
   std::shared_ptr<AsyncResult> pending;
+  const bool observed = WOK_OBSERVING(observe::EventKind::kEvalBegin) || WOK_OBSERVING(observe::EventKind::kEvalEnd);
+  std::optional<observe::Event> observed_eval;  // built only when someone listens
   try {
     FragmentRunner& runner = runner_for(fragment.values[fragment.outputs[0]].device);
+    if (observed) {
+      observe::Event& ev = observed_eval.emplace();
+      ev.kind = observe::EventKind::kEvalBegin;
+      ev.id = g_next_eval_id.fetch_add(1, std::memory_order_relaxed);
+      ev.reason = static_cast<int>(reason);
+      ev.count = static_cast<int64_t>(fragment.nodes.size());
+      ev.name = std::string(runner.name());
+      if (async) ev.detail = "async";
+      take_fragment_delegate();
+      ev.t_ns = observe::now_ns();
+      if (WOK_OBSERVING(observe::EventKind::kEvalBegin)) observe::emit(ev);
+    }
     if (async) {
       pending = std::make_shared<AsyncResult>();
       runner.run_async(job, pending);
     } else {
       results = runner.run(fragment, job->input_storage());
+    }
+    if (observed_eval && WOK_OBSERVING(observe::EventKind::kEvalEnd)) {
+      observe::Event& ev = *observed_eval;
+      ev.kind = observe::EventKind::kEvalEnd;
+      int64_t now = observe::now_ns();
+      ev.dur_ns = now - ev.t_ns;
+      ev.t_ns = now;
+      // Which runner really ran it: the JIT may have handed it to the
+      // precompiled kernels (async compile).
+      if (std::string_view ran = take_fragment_delegate(); !ran.empty()) ev.name = std::string(ran);
+      observe::emit(ev);
     }
   } catch (...) {
     lock.lock();
@@ -203,8 +243,9 @@ void evaluate(std::span<const TensorImplPtr> targets, EvalReason reason, bool as
   release_claims();
   g_graph_cv.notify_all();
   // Drop our references to the nodes with the lock held: freeing a node
-  // reads the inputs' node pointers, which publish() writes.
-  c.order.clear();
+  // reads the inputs' node pointers, which publish() writes. An async job
+  // keeps its nodes until it has run.
+  if (!pending) job->nodes.clear();
   output_impls.clear();
 }
 

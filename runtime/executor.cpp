@@ -2,6 +2,7 @@
 
 #include "wok/runtime/error.h"
 #include "wok/runtime/kernel.h"
+#include "wok/runtime/observe/events.h"
 #include "wok/runtime/op_registry.h"
 #include "wok/runtime/stats.h"
 
@@ -25,7 +26,15 @@ void run_node_kernel(const FragmentNode& node, const Fragment& fragment, std::ve
   }
   std::span<const TensorRef> all(refs);
   KernelContext ctx{op, *node.attrs, all.first(node.inputs.size()), all.subspan(node.inputs.size()), device};
-  kernel(ctx);
+  if (WOK_OBSERVING(observe::EventKind::kLaunchEnd) || WOK_OBSERVING(observe::EventKind::kLaunchBegin)) {
+    observe::Event e;
+    e.name = op.name() + " (precompiled)";
+    for (const TensorRef& r : refs) e.bytes += r.numel() * static_cast<int64_t>(itemsize(r.dtype));
+    for (int v : node.outputs) e.count += fragment.values[v].numel();
+    observe::emit_timed_launch(std::move(e), [&] { kernel(ctx); });
+  } else {
+    kernel(ctx);
+  }
   detail::counters().kernel_launches.fetch_add(1, std::memory_order_relaxed);
 }
 

@@ -1,5 +1,7 @@
 #include "wok/runtime/fragment.h"
 
+#include <utility>
+
 #include <sstream>
 
 #include "wok/runtime/op_registry.h"
@@ -52,4 +54,12 @@ void FragmentRunner::run_async(std::shared_ptr<FragmentJob> job, std::shared_ptr
   });
 }
 
+}  // namespace wok
+
+namespace wok {
+namespace {
+thread_local std::string_view t_delegate;
+}  // namespace
+void set_fragment_delegate(std::string_view runner) { t_delegate = runner; }
+std::string_view take_fragment_delegate() { return std::exchange(t_delegate, std::string_view{}); }
 }  // namespace wok

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <memory>
+#include <source_location>
 #include <span>
 #include <string>
 #include <vector>
@@ -21,6 +22,7 @@ struct FragmentNode {
   const Attrs* attrs;          // owned by the graph node, alive during evaluation
   std::vector<int> inputs;     // value ids
   std::vector<int> outputs;    // value ids
+  std::source_location site{};  // the user's call that recorded it; empty when unknown
 };
 
 struct Fragment {
@@ -49,6 +51,12 @@ struct AsyncResult {
   Event done;                       // completes (or fails) when outputs are written
   std::vector<StoragePtr> outputs;  // one per fragment output, valid once done
 };
+
+// When a runner hands a fragment to another (the JIT to the precompiled
+// executor while its kernels compile in the background), it names the one
+// that ran it here; the evaluator takes it for its events. Per thread.
+void set_fragment_delegate(std::string_view runner);
+std::string_view take_fragment_delegate();
 
 // Runs fragments. The precompiled executor is one; the JIT is another.
 class FragmentRunner {

@@ -10,6 +10,7 @@
 #include <atomic>
 #include <cstdint>
 #include <memory>
+#include <source_location>
 #include <vector>
 
 #include "wok/runtime/attrs.h"
@@ -47,9 +48,15 @@ class Node {
   std::vector<TensorMeta> output_meta;
   std::vector<std::weak_ptr<TensorImpl>> outputs;  // same length as output_meta
   uint64_t id;  // creation order; ties in traversals break by it
+  std::source_location site{};  // the user's call that recorded it (frontend/dispatch.h)
 
   // Set while an evaluation owns this node; guarded by the graph mutex.
   bool claimed = false;
+  // Scratch of the evaluator, guarded by the graph mutex: the collection
+  // pass that last visited this node, and the node's first value id in the
+  // fragment being built (no hash tables on the dispatch path).
+  uint64_t visit_mark = 0;
+  int fragment_value = -1;
 };
 
 // Upper bounds on the pending work behind a tensor, kept cheap to update at

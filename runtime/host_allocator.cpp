@@ -7,6 +7,8 @@
 #include <cstdlib>
 #include <new>
 
+#include "wok/runtime/observe/events.h"
+
 namespace wok {
 
 HostAllocator& HostAllocator::global() {
@@ -53,6 +55,19 @@ void HostAllocator::os_free(void* p, size_t size) {
   else munmap(p, size);
 }
 
+namespace {
+// An allocation or free event with the live total; emitted after `lock`
+// (held on entry) is released, so a listener may allocate.
+void emit_memory_event(observe::EventKind kind, size_t size, int64_t live, std::unique_lock<std::mutex>& lock) {
+  observe::Event e;
+  e.kind = kind;
+  e.bytes = static_cast<int64_t>(size);
+  e.live_bytes = live;
+  lock.unlock();
+  observe::emit(std::move(e));
+}
+}  // namespace
+
 void* HostAllocator::allocate(size_t bytes) {
   size_t size = size_class(bytes);
   std::unique_lock lock(mu_);
@@ -79,16 +94,20 @@ void* HostAllocator::allocate(size_t bytes) {
   }
   stats_.current_bytes += static_cast<int64_t>(size);
   stats_.peak_bytes = std::max(stats_.peak_bytes, stats_.current_bytes);
+  if (WOK_OBSERVING(observe::EventKind::kAlloc))
+    emit_memory_event(observe::EventKind::kAlloc, size, stats_.current_bytes, lock);
   return p;
 }
 
 void HostAllocator::deallocate(void* p, size_t bytes) {
   if (!p) return;
   size_t size = size_class(bytes);
-  std::lock_guard lock(mu_);
+  std::unique_lock lock(mu_);
   free_blocks_[size].push_back(p);
   stats_.current_bytes -= static_cast<int64_t>(size);
   stats_.cached_bytes += static_cast<int64_t>(size);
+  if (WOK_OBSERVING(observe::EventKind::kFree))
+    emit_memory_event(observe::EventKind::kFree, size, stats_.current_bytes, lock);
 }
 
 MemoryStats HostAllocator::stats() const {

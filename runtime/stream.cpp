@@ -1,5 +1,9 @@
 #include "wok/runtime/stream.h"
 
+#include <string>
+
+#include "wok/runtime/observe/events.h"
+
 #include <cstdlib>
 
 namespace wok {
@@ -68,6 +72,9 @@ void Stream::wait_event(EventPtr e) {
 void Stream::synchronize() { record()->wait(); }
 
 void Stream::loop() {
+  // Events from work on this stream land on the stream's own track.
+  observe::set_thread_name("stream " + std::to_string(id_));
+  observe::set_current_stream(id_);
   for (;;) {
     std::function<void()> work;
     {

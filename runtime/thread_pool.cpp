@@ -1,5 +1,9 @@
 #include "wok/runtime/thread_pool.h"
 
+#include <string>
+
+#include "wok/runtime/observe/events.h"
+
 #include <algorithm>
 #include <cstdlib>
 #include <string>
@@ -50,6 +54,8 @@ void ThreadPool::run_chunks(Job& job) {
 }
 
 void ThreadPool::worker_loop() {
+  static std::atomic<int> next_worker{1};
+  observe::set_thread_name("pool " + std::to_string(next_worker.fetch_add(1)));
   t_inside_parallel = true;
   uint64_t seen = 0;
   for (;;) {

@@ -331,7 +331,7 @@ PendingFragment pending_fragment(std::span<const TensorImplPtr> targets) {
     for (const TensorMeta& m : n->output_meta) f.values.push_back(m);
   }
   for (const auto& n : pf.nodes) {
-    FragmentNode fn{n->op, &n->attrs, {}, {}};
+    FragmentNode fn{n->op, &n->attrs, {}, {}, n->site};
     for (const TensorImplPtr& in : n->inputs) {
       int v;
       if (in->ready()) {

@@ -10,13 +10,15 @@
 // one exception: a reduction over the last axis (or all axes) anchors a row
 // group (Note [Row kernels]) whose members are values of its row space,
 // either full rows or one value per row, so that softmax or layer_norm is
-// one kernel.
+// one kernel. An argmax's index may leave its kernel but not be computed
+// with inside it (Note [Generated argmax] in jit/x86/argmax_emitter.h).
 #include <algorithm>
 #include <numeric>
 #include <optional>
 
 #include "wok/jit/lowering.h"
 #include "wok/jit/passes/passes.h"
+#include "wok/runtime/observe/events.h"
 #include "wok/runtime/op_registry.h"
 
 namespace wok::jit {
@@ -98,6 +100,25 @@ void fuse_elementwise(PlanGraph& g) {
     }
     return count <= 1;
   };
+  // Whether a member of groups a and b together would read an argmax's
+  // index computed by another member: the generators keep that index
+  // outside the vector lanes, as one int64 per row.
+  bool any_index = false;
+  for (size_t n = 0; n < n_nodes; ++n) any_index = any_index || (candidate[n] && yields_index(g, static_cast<int>(n)));
+  auto reads_index = [&](int a, int b) {
+    if (!any_index) return false;
+    auto member = [&](int n) {
+      if (!candidate[n]) return false;
+      int r = uf.find(n);
+      return r == a || r == b;
+    };
+    for (size_t n = 0; n < n_nodes; ++n) {
+      if (!member(static_cast<int>(n))) continue;
+      for (int v : g.inputs_of(static_cast<int>(n)))
+        if (int p = g.producer[v]; p >= 0 && member(p) && yields_index(g, p)) return true;
+    }
+    return false;
+  };
   // True when some path from group a to group b passes outside both.
   auto detour = [&](int a, int b) {
     std::vector<char> seen(n_nodes, 0);
@@ -142,6 +163,10 @@ void fuse_elementwise(PlanGraph& g) {
         g.break_reason[p] = "a column reduction's kernel makes a single pass";
         continue;
       }
+      if (reads_index(a, b)) {
+        g.break_reason[p] = "an argmax's index is not fused into its consumers";
+        continue;
+      }
       if (detour(a, b)) continue;
       uf.parent[a] = b;
       space[b] = *s;
@@ -171,7 +196,19 @@ std::vector<PassRecord> run_passes(PlanGraph& g, bool record) {
   };
   std::vector<PassRecord> records;
   for (const Pass& p : kPipeline) {
-    p.run(g);
+    if (WOK_OBSERVING(observe::EventKind::kPass)) {
+      observe::Event e;
+      e.kind = observe::EventKind::kPass;
+      e.name = p.name;
+      int64_t start = observe::now_ns();
+      p.run(g);
+      e.t_ns = observe::now_ns();
+      e.dur_ns = e.t_ns - start;
+      e.count = static_cast<int64_t>(g.fragment.nodes.size());
+      observe::emit(std::move(e));
+    } else {
+      p.run(g);
+    }
     if (record) records.push_back({p.name, g.str()});
   }
   return records;

@@ -12,6 +12,7 @@
 #include <algorithm>
 #include <map>
 
+#include "wok/jit/x86/argmax_emitter.h"
 #include "wok/jit/x86/instr_emitter.h"
 #include "wok/jit/x86/x86_codegen.h"
 #include "wok/runtime/error.h"
@@ -53,13 +54,17 @@ class ColumnKernelGenerator {
   void copy_out(int k, const ax::Gp& dst);
   ax::Vec identity(ScalarOp op, DType t);
   void accumulate(int r, const ax::Vec& acc, const ax::Vec& v);
+  // Instruction i is an argmax whose indices are int32 lanes: its int64
+  // result takes two registers' worth of memory (Note [Generated argmax]).
+  bool is_int32_index(int i) const;
+  void store_widened_index(const ax::Mem& m, const ax::Vec& v);
 
   const FusedKernelSpec& spec_;
   ax::Compiler& cc_;
   VecEmitter e_;
   std::vector<bool> per_call_, varies_r_, post_;
   std::vector<int> tile_level_, row_level_, post_level_;  // instruction lists, program order
-  std::vector<int> reductions_;
+  std::vector<int> reductions_, argmaxes_;
   std::vector<ax::Vec> values_;
   std::vector<ax::Gp> base_, tile_ptr_, row_ptr_, row_step_;
   std::vector<ax::Mem> bounce_;
@@ -81,10 +86,12 @@ void ColumnKernelGenerator::analyse() {
     } else if (is_reduction(in.op)) {
       if (post_[in.args[0]]) throw Error("column kernel: a reduction of a reduction (internal error)");
       post_[i] = true;
-      reductions_.push_back(static_cast<int>(i));
+      (in.op == ScalarOp::kReduceArgmax ? argmaxes_ : reductions_).push_back(static_cast<int>(i));
     } else {
       bool all_call = true;
       for (int a = 0; a < scalar_op_arity(in.op); ++a) {
+        if (ins[in.args[a]].op == ScalarOp::kReduceArgmax)
+          throw Error("column kernel: an instruction reads an argmax index (internal error)");
         varies_r_[i] = varies_r_[i] || varies_r_[in.args[a]];
         post_[i] = post_[i] || post_[in.args[a]];
         all_call = all_call && per_call_[in.args[a]];
@@ -184,6 +191,20 @@ void ColumnKernelGenerator::emit_tile(bool partial) {
     cc_.vmovaps(total[r], identity(instr(r).op, instr(r).dtype));
     for (int u = 0; u < kUnrollRows; ++u) acc[r].push_back(e_.new_vec(instr(r).dtype));
   }
+  // argmax (Note [Generated argmax]): accumulators, and per index dtype
+  // the number of the current row in every lane (rpos).
+  std::map<int, ArgmaxEmitter> am;
+  std::map<int, std::vector<ArgmaxAcc>> arg_acc;
+  std::map<int, ArgmaxAcc> arg_total;
+  std::map<DType, ax::Vec> rpos;
+  for (int r : argmaxes_) {
+    ArgmaxEmitter& a = am.emplace(r, ArgmaxEmitter(e_, instr(instr(r).args[0]).dtype)).first->second;
+    arg_total[r] = a.new_acc();
+    a.reset(arg_total[r]);
+    for (int u = 0; u < kUnrollRows; ++u) arg_acc[r].push_back(a.new_acc());
+    if (!rpos.count(a.index_dtype())) rpos[a.index_dtype()] = e_.new_vec(a.index_dtype());
+  }
+  auto add_id = [](DType it) { return it == DType::kInt64 ? ax::Inst::kIdVpaddq : ax::Inst::kIdVpaddd; };
   for (int k = 0; k < num_operands(); ++k)
     if (k >= n_in ? !reduced_output(k - n_in) : input_varies_r(k)) cc_.mov(row_ptr_[k], tile_ptr_[k]);
 
@@ -194,6 +215,16 @@ void ColumnKernelGenerator::emit_tile(bool partial) {
         if (input_varies_r(k) && input_varies_c(k)) copy_in(k, second);
     emit_set(row_level_, second, partial);
     for (int r : reductions_) accumulate(r, acc[r][u], values_[instr(r).args[0]]);
+    for (int r : argmaxes_) {
+      ArgmaxEmitter& a = am.at(r);
+      const ax::Vec& p = rpos.at(a.index_dtype());
+      ax::Vec row = p;
+      if (second) {
+        row = e_.new_vec(a.index_dtype());
+        cc_.emit(add_id(a.index_dtype()), row, p, e_.const_bits_operand(a.index_dtype(), 1));
+      }
+      a.step(arg_acc[r][u], values_[instr(r).args[0]], row);
+    }
     for (int o = 0; o < spec_.num_outputs(); ++o) {
       if (reduced_output(o)) continue;
       int k = n_in + o;
@@ -216,6 +247,7 @@ void ColumnKernelGenerator::emit_tile(bool partial) {
       if (!moves) continue;
       for (int i = 0; i < rows; ++i) cc_.add(row_ptr_[k], row_step_[k]);
     }
+    for (auto& [it, p] : rpos) cc_.emit(add_id(it), p, p, e_.const_bits_operand(it, static_cast<uint64_t>(rows)));
   };
 
   ax::Gp r = cc_.newInt64("r"), block_end = cc_.newInt64("block_end"), limit = cc_.newInt64("limit");
@@ -228,6 +260,12 @@ void ColumnKernelGenerator::emit_tile(bool partial) {
   cc_.jge(blocks_done);
   for (int red : reductions_)
     for (int u = 0; u < kUnrollRows; ++u) cc_.vmovaps(acc[red][u], identity(instr(red).op, instr(red).dtype));
+  for (int red : argmaxes_)
+    for (int u = 0; u < kUnrollRows; ++u) am.at(red).reset(arg_acc[red][u]);
+  for (auto& [it, p] : rpos) {
+    ax::Vec b = e_.broadcast_gpr(it, r);
+    cc_.vmovaps(p, b);
+  }
   cc_.mov(block_end, r);
   cc_.add(block_end, kBlockRows);
   cc_.cmp(block_end, rows);
@@ -259,23 +297,62 @@ void ColumnKernelGenerator::emit_tile(bool partial) {
     for (int u = 1; u < kUnrollRows; ++u) accumulate(red, acc[red][0], acc[red][u]);
     accumulate(red, total[red], acc[red][0]);
   }
+  for (int red : argmaxes_) {
+    for (int u = 1; u < kUnrollRows; ++u) am.at(red).merge(arg_acc[red][0], arg_acc[red][u]);
+    am.at(red).merge(arg_total[red], arg_acc[red][0]);
+  }
   cc_.jmp(block);
   cc_.bind(blocks_done);
 
   for (int red : reductions_) values_[red] = total[red];
+  for (int red : argmaxes_) {
+    // A lane that took no row saw only identities: row 0 wins. The indices
+    // stay in their lanes (int32 or int64) until the store widens them.
+    ArgmaxEmitter& a = am.at(red);
+    const DType it = a.index_dtype();
+    const ax::Vec& index = arg_total[red].index;
+    Mask none = e_.cmp(it, Cmp::kEq, index, e_.const_bits_operand(it, argmax_no_index(instr(instr(red).args[0]).dtype)));
+    values_[red] = e_.blend(it, none, e_.zero(it), index);
+  }
   emit_set(post_level_, false, partial);
   for (int o = 0; o < spec_.num_outputs(); ++o) {
     if (!reduced_output(o)) continue;
     int k = n_in + o;
     DType t = operand_dtype(k);
     ax::Vec v = values_[spec_.program.outputs[o]];
-    if (partial) {
-      e_.store(t, bounce_[k], v);
-      copy_out(k, tile_ptr_[k]);
-    } else {
-      e_.store(t, ax::ptr(tile_ptr_[k]), v);
-    }
+    ax::Mem at = partial ? bounce_[k] : ax::ptr(tile_ptr_[k]);
+    if (is_int32_index(spec_.program.outputs[o])) store_widened_index(at, v);
+    else e_.store(t, at, v);
+    if (partial) copy_out(k, tile_ptr_[k]);
   }
+}
+
+bool ColumnKernelGenerator::is_int32_index(int i) const {
+  return instr(i).op == ScalarOp::kReduceArgmax && argmax_index_dtype(instr(instr(i).args[0]).dtype) == DType::kInt32;
+}
+
+// Sign-extends int32 lanes to int64 at m: one register's worth, or two.
+void ColumnKernelGenerator::store_widened_index(const ax::Mem& m, const ax::Vec& v) {
+  const int bytes = e_.reg_bytes(DType::kInt32);
+  if (bytes == 16) {
+    ax::Ymm w = cc_.newYmm();
+    cc_.vpmovsxdq(w, v.as<ax::Xmm>());
+    cc_.vmovups(m, w);
+    return;
+  }
+  ax::Vec lo = bytes == 64 ? ax::Vec(cc_.newZmm()) : ax::Vec(cc_.newYmm());
+  ax::Vec hi = bytes == 64 ? ax::Vec(cc_.newZmm()) : ax::Vec(cc_.newYmm());
+  ax::Vec upper = bytes == 64 ? ax::Vec(cc_.newYmm()) : ax::Vec(cc_.newXmm());
+  if (bytes == 64) {
+    cc_.vextracti64x4(upper.as<ax::Ymm>(), v.as<ax::Zmm>(), 1);
+    cc_.vpmovsxdq(lo, v.as<ax::Zmm>().ymm());
+  } else {
+    cc_.vextracti128(upper.as<ax::Xmm>(), v.as<ax::Ymm>(), 1);
+    cc_.vpmovsxdq(lo, v.as<ax::Ymm>().xmm());
+  }
+  cc_.vpmovsxdq(hi, upper);
+  cc_.vmovups(m, lo);
+  cc_.vmovups(m.cloneAdjusted(bytes), hi);
 }
 
 void ColumnKernelGenerator::generate() {
@@ -313,7 +390,9 @@ void ColumnKernelGenerator::generate() {
     row_step_.push_back(cc_.newInt64("step%d", k));
     cc_.mov(row_step_[k], ax::qword_ptr(strides, 8 * (3 * k + 1)));
     if (shift_of(operand_dtype(k))) cc_.shl(row_step_[k], shift_of(operand_dtype(k)));
-    bounce_.push_back(cc_.newStack(64, 64));
+    // Widened argmax indices of a 16-lane tile take 128 bytes.
+    bool wide = k >= spec_.num_inputs() && is_int32_index(spec_.program.outputs[k - spec_.num_inputs()]);
+    bounce_.push_back(cc_.newStack(wide ? 128 : 64, 64));
   }
   values_.resize(spec_.program.instrs.size());
   const auto& ins = spec_.program.instrs;

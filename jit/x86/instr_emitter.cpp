@@ -33,6 +33,10 @@ bool is_transcendental(ScalarOp op) {
 int choose_lanes(const FusedKernelSpec& spec, bool avx512) {
   int widest = 4;
   for (const ScalarInstr& in : spec.program.instrs) {
+    // An argmax's int64 index never sets the lanes: it is one scalar per
+    // row in a row kernel, and a column kernel widens its int32 lanes as it
+    // stores them (Note [Generated argmax] in jit/x86/argmax_emitter.h).
+    if (in.op == ScalarOp::kReduceArgmax) continue;
     widest = std::max(widest, VecEmitter::lane_width(in.dtype));
     // float32 sin, cos and pow run in float64 (Note [Lanes and registers]).
     if (in.op == ScalarOp::kSin || in.op == ScalarOp::kCos || in.op == ScalarOp::kPow) widest = 8;
@@ -42,17 +46,28 @@ int choose_lanes(const FusedKernelSpec& spec, bool avx512) {
 }
 
 void emit_byte_copy(ax::Compiler& cc, const ax::Gp& dst, const ax::Gp& src, const ax::Gp& nbytes) {
-  ax::Gp i = cc.newInt64("i");
+  // Eight bytes at a time, then the last few one by one: tails are at most a
+  // vector (64 bytes), and a byte loop alone made short rows slow.
+  ax::Gp i = cc.newInt64("i"), left = cc.newInt64("left"), q = cc.newInt64("qword");
   ax::Gp b = cc.newGpd("byte");
-  asmjit::Label loop = cc.newLabel(), done = cc.newLabel();
+  asmjit::Label qwords = cc.newLabel(), bytes = cc.newLabel(), done = cc.newLabel();
   cc.xor_(i, i);
-  cc.bind(loop);
+  cc.bind(qwords);
+  cc.mov(left, nbytes);
+  cc.sub(left, i);
+  cc.cmp(left, 8);
+  cc.jl(bytes);
+  cc.mov(q, ax::qword_ptr(src, i));
+  cc.mov(ax::qword_ptr(dst, i), q);
+  cc.add(i, 8);
+  cc.jmp(qwords);
+  cc.bind(bytes);
   cc.cmp(i, nbytes);
   cc.jge(done);
   cc.movzx(b, ax::byte_ptr(src, i));
   cc.mov(ax::byte_ptr(dst, i), b.r8());
   cc.inc(i);
-  cc.jmp(loop);
+  cc.jmp(bytes);
   cc.bind(done);
 }
 

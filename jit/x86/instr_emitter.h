@@ -18,7 +18,8 @@ bool is_transcendental(ScalarOp op);
 // Elements per vector step for `spec` (Note [Lanes and registers]).
 int choose_lanes(const FusedKernelSpec& spec, bool avx512);
 
-// Copies nbytes bytes from src to dst, one at a time (kernel tails only).
+// Copies nbytes bytes from src to dst, eight at a time, then one at a time
+// (kernel tails only: at most a vector).
 void emit_byte_copy(ax::Compiler& cc, const ax::Gp& dst, const ax::Gp& src, const ax::Gp& nbytes);
 
 // log2 of the element size: the index scale for addressing.

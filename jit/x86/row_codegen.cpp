@@ -11,11 +11,23 @@
 //       accumulators into a running one (blocked summation); reduce across
 //       lanes; then the values that needed the reductions, and one-per-row
 //       outputs
+//
+// Note [Spilled values]
+// A later phase may need a per-element value an earlier phase computed:
+// softmax's exp(x - max) feeds the sum in phase 1 and the output in phase 2.
+// Recomputing it doubles the kernel's transcendental work, so when the value
+// is costly (has a transcendental in it) and a full output of the later
+// phase has its width, the earlier phase also stores it into that output's
+// row, and the later phase loads it back from there: the row is still in
+// cache, and the output's own store at each position comes after the load.
+// The bits are the same either way.
 #include <algorithm>
 #include <map>
 
+#include "wok/jit/x86/argmax_emitter.h"
 #include "wok/jit/x86/instr_emitter.h"
 #include "wok/jit/x86/x86_codegen.h"
+#include "wok/runtime/error.h"
 
 namespace wok::jit::x86 {
 
@@ -50,9 +62,18 @@ class RowKernelGenerator {
   void emit_row_level(int avail);
   void emit_phase(int phase);
   void emit_elements(const std::vector<int>& needed, const ax::Gp& j, int offset, bool bounce);
+  // Note [Spilled values].
+  std::vector<bool> phase_need(int phase) const;
+  void choose_spills();
+  bool reloaded(int v, int phase) const { return spill_to_[v] >= 0 && spill_phase_[v] < phase; }
+  ax::Mem spill_slot(int v, const ax::Gp& j, int offset, bool bounce) const;
   ax::Vec identity(ScalarOp op, DType t);
   void accumulate(int r, const ax::Vec& acc, const ax::Vec& v);
   ax::Vec finish_reduction(int r, const ax::Vec& acc);
+  // argmax (Note [Generated argmax]): the type it compares, and its result
+  // (the index, in lane 0 as int64) from the row's accumulator.
+  DType argmax_input(int r) const { return instr(instr(r).args[0]).dtype; }
+  ax::Vec finish_argmax(int r, ArgmaxEmitter& am, const ArgmaxAcc& acc);
 
   const FusedKernelSpec& spec_;
   ax::Compiler& cc_;
@@ -61,12 +82,16 @@ class RowKernelGenerator {
   std::vector<bool> elem_;      // varies along the row
   std::vector<bool> per_call_;  // the same for every row
   std::vector<int> accum_phase_;
+  std::vector<int> spill_to_;     // per value: the output whose row holds it, or -1
+  std::vector<int> spill_phase_;  // ... from this phase (the one computing it) on
+  int phase_ = 0;                 // the phase being emitted
   int phases_ = 1;
   int unroll_ = 1;
   std::vector<ax::Vec> values_;
   std::vector<ax::Gp> base_, run_ptr_;
   std::vector<ax::Mem> bounce_;
-  ax::Gp params_, shape_, len_;
+  ax::Gp args_, params_, shape_, len_, col0_;
+  std::map<int, ax::Vec> argmax_best_;  // per argmax: the winning value, lane 0
 };
 
 void RowKernelGenerator::analyse() {
@@ -86,12 +111,16 @@ void RowKernelGenerator::analyse() {
       per_call_[i] = true;
     } else if (is_reduction(in.op)) {
       int a = in.args[0];
+      if (ins[a].op == ScalarOp::kReduceArgmax)
+        throw Error("row kernel: an instruction reads an argmax index (internal error)");
       accum_phase_[i] = avail_[a];
       avail_[i] = avail_[a] + 1;
       phases_ = std::max(phases_, avail_[a] + 1);
     } else {
       bool all_call = true;
       for (int a = 0; a < scalar_op_arity(in.op); ++a) {
+        if (ins[in.args[a]].op == ScalarOp::kReduceArgmax)
+          throw Error("row kernel: an instruction reads an argmax index (internal error)");
         avail_[i] = std::max(avail_[i], avail_[in.args[a]]);
         elem_[i] = elem_[i] || elem_[in.args[a]];
         all_call = all_call && per_call_[in.args[a]];
@@ -103,6 +132,62 @@ void RowKernelGenerator::analyse() {
   for (int o = 0; o < spec_.num_outputs(); ++o)
     if (!spec_.output_row_scalar[o]) phases_ = std::max(phases_, avail_[spec_.program.outputs[o]] + 1);
   unroll_ = heavy == 0 ? 4 : 2;
+  choose_spills();
+}
+
+// Per-element values the sinks of `phase` (its reductions and full
+// outputs) depend on; a value reloaded from a spill ends the walk.
+std::vector<bool> RowKernelGenerator::phase_need(int phase) const {
+  const auto& ins = spec_.program.instrs;
+  std::vector<bool> need(ins.size(), false);
+  for (size_t i = 0; i < ins.size(); ++i)
+    if (is_reduction(ins[i].op) && accum_phase_[i] == phase) need[ins[i].args[0]] = true;
+  for (int o = 0; o < spec_.num_outputs(); ++o)
+    if (!spec_.output_row_scalar[o] && avail_[spec_.program.outputs[o]] == phase) need[spec_.program.outputs[o]] = true;
+  for (size_t i = ins.size(); i-- > 0;)
+    if (need[i] && !reloaded(static_cast<int>(i), phase))
+      for (int a = 0; a < scalar_op_arity(ins[i].op); ++a) need[ins[i].args[a]] = true;
+  return need;
+}
+
+void RowKernelGenerator::choose_spills() {
+  const auto& ins = spec_.program.instrs;
+  spill_to_.assign(ins.size(), -1);
+  spill_phase_.assign(ins.size(), -1);
+  if (phases_ < 2) return;
+  std::vector<bool> costly(ins.size(), false);
+  for (size_t i = 0; i < ins.size(); ++i) {
+    if (!elem_[i] || is_reduction(ins[i].op) || ins[i].op == ScalarOp::kInput) continue;
+    costly[i] = is_transcendental(ins[i].op);
+    for (int a = 0; a < scalar_op_arity(ins[i].op); ++a) costly[i] = costly[i] || costly[ins[i].args[a]];
+  }
+  std::vector<int> first(ins.size(), -1);  // the first phase computing each value
+  for (int p = 0; p < phases_; ++p) {
+    std::vector<bool> need = phase_need(p);
+    for (size_t i = 0; i < ins.size(); ++i)
+      if (need[i] && first[i] < 0) first[i] = p;
+  }
+  for (int o = 0; o < spec_.num_outputs(); ++o) {
+    if (spec_.output_row_scalar[o]) continue;
+    const int q = avail_[spec_.program.outputs[o]];
+    std::vector<bool> need = phase_need(q);
+    int best = -1;  // the latest qualifying value: it covers the most work
+    for (size_t i = 0; i < ins.size(); ++i) {
+      if (!need[i] || !costly[i] || spill_to_[i] >= 0 || first[i] < 0 || first[i] >= q) continue;
+      if (itemsize(ins[i].dtype) != itemsize(spec_.output_dtype(o))) continue;
+      best = static_cast<int>(i);
+    }
+    if (best < 0) continue;
+    spill_to_[best] = o;
+    spill_phase_[best] = first[best];
+  }
+}
+
+ax::Mem RowKernelGenerator::spill_slot(int v, const ax::Gp& j, int offset, bool bounce) const {
+  const int k = spec_.num_inputs() + spill_to_[v];
+  if (bounce) return bounce_[k];
+  const DType t = instr(v).dtype;
+  return ax::ptr(run_ptr_[k], j, shift_of(t), offset * static_cast<int>(itemsize(t)));
 }
 
 ax::Vec RowKernelGenerator::load_input(const ScalarInstr& in, const ax::Gp& j, int offset, bool bounce) {
@@ -126,13 +211,27 @@ void RowKernelGenerator::emit_row_level(int avail) {
     int v = spec_.program.outputs[o];
     if (!spec_.output_row_scalar[o] || avail_[v] != avail) continue;
     e_.store_lane0(spec_.output_dtype(o), ax::ptr(run_ptr_[spec_.num_inputs() + o]), values_[v]);
+    if (instr(v).op == ScalarOp::kReduceArgmax) {
+      // A chunk of a split row: the runtime compares the chunks' values.
+      Label skip = cc_.newLabel();
+      ax::Gp slots = cc_.newIntPtr("partial_values");
+      cc_.mov(slots, ax::ptr(args_, offsetof(KernelArgs, partial_values)));
+      cc_.test(slots, slots);
+      cc_.jz(skip);
+      e_.store_lane0(argmax_input(v), ax::ptr(slots, 8 * o), argmax_best_.at(v));
+      cc_.bind(skip);
+    }
   }
 }
 
 void RowKernelGenerator::emit_elements(const std::vector<int>& needed, const ax::Gp& j, int offset, bool bounce) {
-  for (int i : needed)
-    values_[i] = instr(i).op == ScalarOp::kInput ? load_input(instr(i), j, offset, bounce)
-                                                 : emit_value_instr(e_, spec_.program, instr(i), values_);
+  for (int i : needed) {
+    if (reloaded(i, phase_)) values_[i] = e_.load(instr(i).dtype, spill_slot(i, j, offset, bounce));
+    else if (instr(i).op == ScalarOp::kInput) values_[i] = load_input(instr(i), j, offset, bounce);
+    else values_[i] = emit_value_instr(e_, spec_.program, instr(i), values_);
+    if (spill_to_[i] >= 0 && spill_phase_[i] == phase_)
+      e_.store(instr(i).dtype, spill_slot(i, j, offset, bounce), values_[i]);
+  }
 }
 
 ax::Vec RowKernelGenerator::identity(ScalarOp op, DType t) {
@@ -173,24 +272,42 @@ ax::Vec RowKernelGenerator::finish_reduction(int r, const ax::Vec& acc) {
   return v;
 }
 
+ax::Vec RowKernelGenerator::finish_argmax(int r, ArgmaxEmitter& am, const ArgmaxAcc& acc) {
+  ArgmaxAcc w = am.reduce_lanes(acc);
+  argmax_best_[r] = w.best;
+  // No lane took an element: every element equals the identity, and the
+  // first one (column col0) wins.
+  ax::Gp i = cc_.newInt64("argmax");
+  if (am.index_dtype() == DType::kInt32) {
+    cc_.vmovd(i.r32(), w.index.as<ax::Xmm>());
+    cc_.cmp(i.r32(), static_cast<int32_t>(argmax_no_index(argmax_input(r))));
+  } else {
+    ax::Gp none = cc_.newInt64("no_index");
+    cc_.vmovq(i, w.index.as<ax::Xmm>());
+    cc_.mov(none, argmax_no_index(argmax_input(r)));
+    cc_.cmp(i, none);
+  }
+  cc_.cmove(i, col0_);
+  ax::Xmm out = cc_.newXmm();
+  cc_.vmovq(out, i);
+  return out;
+}
+
 void RowKernelGenerator::emit_phase(int phase) {
   const auto& ins = spec_.program.instrs;
   const int lanes = e_.lanes();
-  std::vector<int> reductions;
+  std::vector<int> reductions, argmaxes;
   for (size_t i = 0; i < ins.size(); ++i)
-    if (is_reduction(ins[i].op) && accum_phase_[i] == phase) reductions.push_back(static_cast<int>(i));
+    if (is_reduction(ins[i].op) && accum_phase_[i] == phase)
+      (ins[i].op == ScalarOp::kReduceArgmax ? argmaxes : reductions).push_back(static_cast<int>(i));
   std::vector<int> outputs;  // full outputs written in this phase
   for (int o = 0; o < spec_.num_outputs(); ++o)
     if (!spec_.output_row_scalar[o] && avail_[spec_.program.outputs[o]] == phase) outputs.push_back(o);
-  if (reductions.empty() && outputs.empty()) return;
+  if (reductions.empty() && argmaxes.empty() && outputs.empty()) return;
 
   // Per-element instructions the sinks depend on, in program order.
-  std::vector<bool> need(ins.size(), false);
-  for (int r : reductions) need[ins[r].args[0]] = true;
-  for (int o : outputs) need[spec_.program.outputs[o]] = true;
-  for (size_t i = ins.size(); i-- > 0;)
-    if (need[i])
-      for (int a = 0; a < scalar_op_arity(ins[i].op); ++a) need[ins[i].args[a]] = true;
+  phase_ = phase;
+  const std::vector<bool> need = phase_need(phase);
   std::vector<int> needed;
   for (size_t i = 0; i < ins.size(); ++i)
     if (need[i] && elem_[i] && !is_reduction(ins[i].op)) needed.push_back(static_cast<int>(i));
@@ -204,6 +321,44 @@ void RowKernelGenerator::emit_phase(int phase) {
     for (int u = 0; u < unroll_; ++u) block_acc[r].push_back(e_.new_vec(ins[r].dtype));
   }
   auto value_of = [&](int r) { return values_[ins[r].args[0]]; };
+  // argmax: accumulators like the others, plus per index dtype a vector
+  // of the columns of the current step (pos).
+  std::map<int, ArgmaxEmitter> am;
+  std::map<int, std::vector<ArgmaxAcc>> arg_block;
+  std::map<int, ArgmaxAcc> arg_row;
+  std::map<DType, ax::Vec> pos;
+  for (int r : argmaxes) {
+    ArgmaxEmitter& a = am.emplace(r, ArgmaxEmitter(e_, argmax_input(r))).first->second;
+    arg_row[r] = a.new_acc();
+    a.reset(arg_row[r]);
+    for (int u = 0; u < unroll_; ++u) arg_block[r].push_back(a.new_acc());
+    if (!pos.count(a.index_dtype())) pos[a.index_dtype()] = e_.new_vec(a.index_dtype());
+  }
+  auto add_id = [](DType it) { return it == DType::kInt64 ? ax::Inst::kIdVpaddq : ax::Inst::kIdVpaddd; };
+  auto advance_pos = [&](int columns) {
+    for (auto& [it, p] : pos) cc_.emit(add_id(it), p, p, e_.const_bits_operand(it, static_cast<uint64_t>(columns)));
+  };
+  // Steps each argmax with the vector at `offset` columns past pos.
+  auto step_argmaxes = [&](int offset, const std::map<int, ArgmaxAcc>& into) {
+    std::map<DType, ax::Vec> at;
+    for (auto& [it, p] : pos) {
+      if (offset == 0) {
+        at[it] = p;
+      } else {
+        at[it] = e_.new_vec(it);
+        cc_.emit(add_id(it), at[it], p, e_.const_bits_operand(it, static_cast<uint64_t>(offset)));
+      }
+    }
+    for (int r : argmaxes) {
+      ArgmaxEmitter& a = am.at(r);
+      a.step(into.at(r), value_of(r), at.at(a.index_dtype()));
+    }
+  };
+  auto block_accs = [&](int u) {
+    std::map<int, ArgmaxAcc> m;
+    for (int r : argmaxes) m[r] = arg_block[r][u];
+    return m;
+  };
   auto store_outputs = [&](const ax::Gp& j, int offset) {
     for (int o : outputs) {
       int k = spec_.num_inputs() + o;
@@ -219,6 +374,15 @@ void RowKernelGenerator::emit_phase(int phase) {
   cc_.bind(block);
   for (int r : reductions)
     for (int u = 0; u < unroll_; ++u) cc_.vmovaps(block_acc[r][u], identity(ins[r].op, ins[r].dtype));
+  for (int r : argmaxes)
+    for (int u = 0; u < unroll_; ++u) am.at(r).reset(arg_block[r][u]);
+  if (!pos.empty()) {
+    // The columns of the block's first step, counted from the row's start.
+    ax::Gp at = cc_.newInt64("at");
+    cc_.mov(at, j);
+    cc_.add(at, col0_);
+    for (auto& [it, p] : pos) cc_.emit(add_id(it), p, e_.broadcast_gpr(it, at), e_.lane_index(it));
+  }
   cc_.mov(block_end, j);
   cc_.add(block_end, kBlockColumns);
   cc_.cmp(block_end, len_);
@@ -233,8 +397,10 @@ void RowKernelGenerator::emit_phase(int phase) {
     for (int u = 0; u < unroll_; ++u) {
       emit_elements(needed, j, u * lanes, false);
       for (int r : reductions) accumulate(r, block_acc[r][u], value_of(r));
+      if (!argmaxes.empty()) step_argmaxes(u * lanes, block_accs(u));
       store_outputs(j, u * lanes);
     }
+    advance_pos(unroll_ * lanes);
     cc_.add(j, unroll_ * lanes);
     cc_.jmp(loop);
     cc_.bind(exit);
@@ -248,7 +414,9 @@ void RowKernelGenerator::emit_phase(int phase) {
     cc_.jg(exit);
     emit_elements(needed, j, 0, false);
     for (int r : reductions) accumulate(r, block_acc[r][0], value_of(r));
+    if (!argmaxes.empty()) step_argmaxes(0, block_accs(0));
     store_outputs(j, 0);
+    advance_pos(lanes);
     cc_.add(j, lanes);
     cc_.jmp(loop);
     cc_.bind(exit);
@@ -257,6 +425,10 @@ void RowKernelGenerator::emit_phase(int phase) {
   for (int r : reductions) {
     for (int u = 1; u < unroll_; ++u) accumulate(r, block_acc[r][0], block_acc[r][u]);
     accumulate(r, row_acc[r], block_acc[r][0]);
+  }
+  for (int r : argmaxes) {
+    for (int u = 1; u < unroll_; ++u) am.at(r).merge(arg_block[r][0], arg_block[r][u]);
+    am.at(r).merge(arg_row[r], arg_block[r][0]);
   }
   cc_.mov(limit, len_);
   cc_.sub(limit, lanes);
@@ -281,12 +453,36 @@ void RowKernelGenerator::emit_phase(int phase) {
     cc_.lea(buf, bounce_[k]);
     emit_byte_copy(cc_, buf, src, nbytes);
   }
+  // Spilled values: loaded through (and stored into) their output's bounce
+  // buffer, whose copy to the output follows.
+  auto spill_tail_copy = [&](int v, bool in) {
+    const int k = spec_.num_inputs() + spill_to_[v];
+    DType t = instr(v).dtype;
+    cc_.mov(nbytes, rem);
+    if (shift_of(t)) cc_.shl(nbytes, shift_of(t));
+    cc_.lea(src, ax::ptr(run_ptr_[k], j, shift_of(t)));
+    cc_.lea(buf, bounce_[k]);
+    if (in) emit_byte_copy(cc_, buf, src, nbytes);
+    else emit_byte_copy(cc_, src, buf, nbytes);
+  };
+  for (int v : needed)
+    if (reloaded(v, phase)) spill_tail_copy(v, true);
   emit_elements(needed, j, 0, true);
+  for (int v : needed)
+    if (spill_to_[v] >= 0 && spill_phase_[v] == phase) spill_tail_copy(v, false);
   for (int r : reductions) {
     DType t = ins[r].dtype;
     DType it = VecEmitter::lane_width(t) == 8 ? DType::kInt64 : DType::kInt32;
     Mask valid = e_.cmp(it, Cmp::kLt, e_.lane_index(t), e_.broadcast_gpr(it, rem));
     accumulate(r, row_acc[r], e_.blend(t, e_.convert_mask(it, t, valid), value_of(r), identity(ins[r].op, t)));
+  }
+  for (int r : argmaxes) {
+    // pos is at column j: lanes at rem and past take the identity, which
+    // never wins.
+    ArgmaxEmitter& a = am.at(r);
+    DType t = argmax_compare_dtype(argmax_input(r)), it = a.index_dtype();
+    Mask valid = e_.cmp(it, Cmp::kLt, e_.lane_index(it), e_.broadcast_gpr(it, rem));
+    a.step(arg_row[r], e_.blend(t, e_.convert_mask(it, t, valid), value_of(r), a.identity()), pos.at(it));
   }
   for (int o : outputs) {
     int k = spec_.num_inputs() + o;
@@ -300,16 +496,17 @@ void RowKernelGenerator::emit_phase(int phase) {
   }
   cc_.bind(done);
   for (int r : reductions) values_[r] = finish_reduction(r, row_acc[r]);
+  for (int r : argmaxes) values_[r] = finish_argmax(r, am.at(r), arg_row[r]);
 }
 
 void RowKernelGenerator::generate() {
   analyse();
   const int rank = spec_.rank;
-  const int n_in = spec_.num_inputs();
   asmjit::FuncNode* fn = cc_.addFunc(asmjit::FuncSignatureT<void, const void*, int64_t, int64_t>());
   fn->frame().setAvxEnabled();
   if (e_.avx512()) fn->frame().setAvx512Enabled();
   ax::Gp args = cc_.newIntPtr("args"), begin = cc_.newInt64("begin"), end = cc_.newInt64("end");
+  args_ = args;
   fn->setArg(0, args);
   fn->setArg(1, begin);
   fn->setArg(2, end);
@@ -318,7 +515,9 @@ void RowKernelGenerator::generate() {
   cc_.cmp(begin, end);
   cc_.jge(done);
 
-  ax::Gp ptrs = cc_.newIntPtr("ptrs"), strides = cc_.newIntPtr("strides"), col0 = cc_.newInt64("col0");
+  ax::Gp ptrs = cc_.newIntPtr("ptrs"), strides = cc_.newIntPtr("strides");
+  col0_ = cc_.newInt64("col0");
+  const ax::Gp& col0 = col0_;
   cc_.mov(ptrs, ax::ptr(args, offsetof(KernelArgs, ptrs)));
   shape_ = cc_.newIntPtr("shape");
   cc_.mov(shape_, ax::ptr(args, offsetof(KernelArgs, shape)));

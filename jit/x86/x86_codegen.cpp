@@ -320,10 +320,11 @@ bool can_compile(const ScalarProgram& program) {
   for (const ScalarInstr& in : program.instrs) {
     if (in.op == ScalarOp::kPow && !is_floating(in.dtype)) return false;
     if (!is_reduction(in.op)) continue;
-    // Reductions the row generator emits: float sums, products, max and
-    // min; int64 sums; int32 max and min.
+    // Reductions the generators emit: float sums, products, max and min;
+    // int64 sums; int32 max and min; argmax of every dtype.
+    if (in.op == ScalarOp::kReduceArgmax) continue;
     DType t = in.dtype;
-    bool ok = is_floating(t) && in.op != ScalarOp::kReduceArgmax;
+    bool ok = is_floating(t);
     ok = ok || (t == DType::kInt64 && in.op == ScalarOp::kReduceSum);
     ok = ok || (t == DType::kInt32 && (in.op == ScalarOp::kReduceMax || in.op == ScalarOp::kReduceMin));
     if (!ok) return false;

@@ -16,6 +16,11 @@ namespace wok::jit::x86 {
 // The largest iteration rank the generated odometer handles.
 inline constexpr int kMaxRank = 8;
 
+// The longest reduction a generated argmax of a 4-byte input handles: its
+// indices are int32 lanes (Note [Generated argmax] in jit/x86/argmax_emitter.h),
+// with room left for the lanes' positions past the end and the no-index mark.
+inline constexpr int64_t kMaxArgmaxIndex32 = (int64_t{1} << 31) - (int64_t{1} << 16);
+
 struct MachineCode {
   // Position-independent: constants are RIP-relative inside the bytes and
   // nothing outside is referenced, so the bytes run wherever they are copied.
@@ -24,7 +29,7 @@ struct MachineCode {
 };
 
 // Whether the generator handles every instruction of `program` (integer
-// pow is left to the precompiled kernels).
+// pow and some integer reductions are left to the precompiled kernels).
 bool can_compile(const ScalarProgram& program);
 
 // AVX2 or AVX-512; kBaseline is rejected.
