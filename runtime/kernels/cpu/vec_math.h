@@ -39,6 +39,25 @@ inline float fma(float a, float b, float c) { return a * b + c; }
 inline double fma(double a, double b, double c) { return a * b + c; }
 #endif
 
+// a*b + c where the caller needs the product's low bits (an exact residual,
+// or the rounding error of a product): the hardware FMA where there is one,
+// else Dekker's exact product. Without it, float64 pow on CPUs without FMA
+// lost up to 17 ulp. Operands past 2^995 would overflow the split; those
+// take the plain expression.
+inline double fma_exact(double a, double b, double c) {
+#if defined(__FMA__)
+  return __builtin_fma(a, b, c);
+#else
+  constexpr double kSplit = 134217729.0;  // 2^27 + 1
+  double ta = kSplit * a, ah = ta - (ta - a), al = a - ah;
+  double tb = kSplit * b, bh = tb - (tb - b), bl = b - bh;
+  double p = a * b;
+  double e = ((ah * bh - p) + ah * bl + al * bh) + al * bl;  // a*b = p + e exactly
+  bool safe = std::fabs(a) < 0x1p995 && std::fabs(b) < 0x1p995;
+  return safe ? (p + c) + e : p + c;
+#endif
+}
+
 // Unrolled at compile time: a loop here would stop GCC from vectorizing the
 // element loop around it.
 template <typename T, size_t N, size_t... I>
@@ -316,8 +335,8 @@ inline void log_dd(double x, double& hi, double& lo) {
   double u = 2.0 + f;
   double u_lo = (2.0 - u) + f;  // 2 + f = u + u_lo exactly
   double s = f / u;
-  double rem = fma(-s, u, f);   // f - s u, exact
-  rem = fma(-s, u_lo, rem);
+  double rem = fma_exact(-s, u, f);  // f - s u, exact
+  rem = fma_exact(-s, u_lo, rem);
   double s_lo = rem / u;        // s + s_lo = f / (2 + f)
   double z = s * s;
   double r = z * horner(z, vmc::kLogPolyD);
@@ -339,7 +358,7 @@ inline double pow(double a, double b) {
   double lh, ll;
   log_dd(fabs(a), lh, ll);
   double y = b * lh;
-  double y_lo = fma(b, lh, -y) + b * ll;  // b (lh + ll) = y + y_lo
+  double y_lo = fma_exact(b, lh, -y) + b * ll;  // b (lh + ll) = y + y_lo
   y_lo = fabs(y) < inf<double>() ? y_lo : 0.0;
   double r = exp(y);
   r = fabs(r) < inf<double>() ? fma(r, y_lo, r) : r;  // e^(y + y_lo) to first order
