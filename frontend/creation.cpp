@@ -44,15 +44,23 @@ Tensor scalar_tensor(Scalar value, Device device) {
 }
 
 Tensor full(Shape shape, Scalar value, Device device) {
+  WOK_CALLER_SCOPE();
   static const RegisteredOp& op = WOK_BUILTIN_OP("full");
   Tensor t = detail::record1(op, {}, detail::positional_attrs(op, {value, std::move(shape)}));
   return device.is_cpu() ? t : t.to(device);
 }
 
-Tensor zeros(Shape shape, DType dtype, Device device) { return full(std::move(shape), Scalar(0).cast(dtype), device); }
-Tensor ones(Shape shape, DType dtype, Device device) { return full(std::move(shape), Scalar(1).cast(dtype), device); }
+Tensor zeros(Shape shape, DType dtype, Device device) {
+  WOK_CALLER_SCOPE();
+  return full(std::move(shape), Scalar(0).cast(dtype), device);
+}
+Tensor ones(Shape shape, DType dtype, Device device) {
+  WOK_CALLER_SCOPE();
+  return full(std::move(shape), Scalar(1).cast(dtype), device);
+}
 
 Tensor arange(double start, double stop, double step, DType dtype, Device device) {
+  WOK_CALLER_SCOPE();
   if (step == 0 || !std::isfinite(start) || !std::isfinite(stop) || !std::isfinite(step))
     throw ArgumentError("arange: start, stop and step must be finite and step non-zero");
   int64_t n = std::max<int64_t>(0, static_cast<int64_t>(std::ceil((stop - start) / step)));
@@ -117,10 +125,12 @@ Tensor random_tensor(Shape shape, uint64_t seed, DType dtype, Device device, boo
 }  // namespace
 
 Tensor rand(Shape shape, uint64_t seed, DType dtype, Device device) {
+  WOK_CALLER_SCOPE();
   return random_tensor(std::move(shape), seed, dtype, device, false);
 }
 
 Tensor randn(Shape shape, uint64_t seed, DType dtype, Device device) {
+  WOK_CALLER_SCOPE();
   return random_tensor(std::move(shape), seed, dtype, device, true);
 }
 

@@ -9,7 +9,23 @@ namespace wok::detail {
 namespace {
 thread_local std::source_location t_site{};
 thread_local bool t_site_open = false;
+thread_local const void* t_caller = nullptr;  // the outermost CallerScope's
 }  // namespace
+
+CallerScope::CallerScope(const void* return_address) noexcept {
+#if WOK_EVENTS
+  if (!t_caller) {
+    t_caller = return_address;
+    outermost_ = true;
+  }
+#endif
+}
+
+CallerScope::~CallerScope() {
+#if WOK_EVENTS
+  if (outermost_) t_caller = nullptr;
+#endif
+}
 
 CallSiteScope::CallSiteScope(const std::source_location& site) noexcept {
 #if WOK_EVENTS
@@ -116,11 +132,13 @@ std::shared_ptr<Node> record_node(const RegisteredOp& op, std::span<const Tensor
                                         std::move(metas));
 #if WOK_EVENTS
   if (t_site_open) node->site = t_site;
+  else node->caller = t_caller;
   if (WOK_OBSERVING(observe::EventKind::kOpRecorded)) {
     observe::Event e;
     e.kind = observe::EventKind::kOpRecorded;
     e.name = op.name();
     e.site = node->site;
+    e.caller = node->caller;
     e.id = node->id;
     observe::emit(std::move(e));
   }

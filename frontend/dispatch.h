@@ -24,13 +24,21 @@ Tensor call1(std::string_view op, const std::vector<Tensor>& inputs, const AttrM
 namespace detail {
 
 // Note [Call sites]
-// wok::call / wok::call1 take a defaulted std::source_location and open a
-// CallSiteScope; the outermost scope on a thread wins, so every node recorded
-// inside it carries that line. The named op functions (wok::exp, wok::add)
-// and the operators keep their plain signatures (code takes their address),
-// so they do not capture a site themselves: a user opens a scope
-// (wok::CallSiteScope here;) in a function to label every op it records.
-// Built with WOK_EVENTS=OFF, sites are not kept.
+// Every node remembers where the user's code recorded it, for traces,
+// reports, logs and Graphviz dumps:
+//  - wok::call / wok::call1 take a defaulted std::source_location and open a
+//    CallSiteScope; a user may open one too (wok::CallSiteScope here;) to
+//    label every op a function records with that line;
+//  - the named op functions (wok::exp, wok::add, wok::softmax, the Tensor
+//    methods) keep their plain signatures, since code takes their address:
+//    each opens a CallerScope with its return address, a place in the
+//    user's code that runtime/observe/symbolize.h turns into file:line (with
+//    debug info) or a function name, only when something shows it.
+// The outermost scope on a thread wins, so the ops a composite such as
+// softmax records all carry the user's call, and an explicit CallSiteScope
+// wins over return addresses. Operators (a * b) are inline: their return
+// address is in the user's function too. Built with WOK_EVENTS=OFF, neither
+// is kept.
 class CallSiteScope {
  public:
   explicit CallSiteScope(const std::source_location& site = std::source_location::current()) noexcept;
@@ -50,6 +58,23 @@ class CallSiteScope {
 std::vector<Tensor> record(const RegisteredOp& op, std::span<const Tensor> inputs, Attrs attrs);
 Tensor record1(const RegisteredOp& op, std::span<const Tensor> inputs, Attrs attrs);
 Tensor record1(const RegisteredOp& op, std::initializer_list<Tensor> inputs, Attrs attrs = {});
+
+class CallerScope {
+ public:
+  explicit CallerScope(const void* return_address) noexcept;
+  ~CallerScope();
+  CallerScope(const CallerScope&) = delete;
+  CallerScope& operator=(const CallerScope&) = delete;
+
+ private:
+  bool outermost_ = false;
+};
+
+// Opens a CallerScope with the enclosing function's return address; the
+// first statement of every public op function (not inlinable into callers:
+// they live in the library's .cpp files).
+#define WOK_CALLER_SCOPE() \
+  ::wok::detail::CallerScope wok_caller_scope_(__builtin_extract_return_addr(__builtin_return_address(0)))
 
 // A built-in op by name, looked up once per call site.
 #define WOK_BUILTIN_OP(name)                                                   \

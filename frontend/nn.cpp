@@ -1,5 +1,7 @@
 #include "wok/frontend/nn.h"
 
+#include "wok/frontend/dispatch.h"
+
 #include "wok/frontend/ops.h"
 
 namespace wok {
@@ -12,6 +14,7 @@ Tensor as_float(const Tensor& x) {
 }  // namespace
 
 Tensor softmax(const Tensor& x, int64_t axis) {
+  WOK_CALLER_SCOPE();
   Tensor xf = as_float(x);
   Tensor e = exp(xf - max(xf, {axis}, true));
   // One reciprocal per row and a multiply per element, as PyTorch's CPU
@@ -20,12 +23,14 @@ Tensor softmax(const Tensor& x, int64_t axis) {
 }
 
 Tensor log_softmax(const Tensor& x, int64_t axis) {
+  WOK_CALLER_SCOPE();
   Tensor xf = as_float(x);
   Tensor shifted = xf - max(xf, {axis}, true);
   return shifted - log(sum(exp(shifted), {axis}, true));
 }
 
 Tensor layer_norm(const Tensor& x, const Tensor& weight, const Tensor& bias, double eps) {
+  WOK_CALLER_SCOPE();
   Tensor xf = as_float(x);
   Tensor centered = xf - mean(xf, {-1}, true);
   Tensor var = mean(centered * centered, {-1}, true);
@@ -36,6 +41,7 @@ Tensor layer_norm(const Tensor& x, const Tensor& weight, const Tensor& bias, dou
 }
 
 Tensor rms_norm(const Tensor& x, const Tensor& weight, double eps) {
+  WOK_CALLER_SCOPE();
   Tensor xf = as_float(x);
   Tensor y = xf * rsqrt(mean(xf * xf, {-1}, true) + eps);
   if (weight.defined()) y = y * weight;

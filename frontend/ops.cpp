@@ -71,8 +71,11 @@ int64_t axis_or_throw(const char* op, const Tensor& x, int64_t axis) {
 
 }  // namespace
 
-#define WOK_DEFINE_UNARY(name) \
-  Tensor name(const Tensor& x) { return unary(WOK_BUILTIN_OP(#name), x); }
+#define WOK_DEFINE_UNARY(name)              \
+  Tensor name(const Tensor& x) {            \
+    WOK_CALLER_SCOPE();                     \
+    return unary(WOK_BUILTIN_OP(#name), x); \
+  }
 WOK_DEFINE_UNARY(neg)
 WOK_DEFINE_UNARY(abs)
 WOK_DEFINE_UNARY(exp)
@@ -96,6 +99,7 @@ WOK_DEFINE_UNARY(logical_not)
 #undef WOK_DEFINE_UNARY
 
 Tensor cast(const Tensor& x, DType dtype) {
+  WOK_CALLER_SCOPE();
   static const RegisteredOp& op = WOK_BUILTIN_OP("cast");
   return record1(op, {x}, positional_attrs(op, {dtype}));
 }
@@ -103,13 +107,18 @@ Tensor cast(const Tensor& x, DType dtype) {
 // With a plain number, the tensor is cast to the weak result dtype first, so
 // int32 * 2.5f computes in float32 rather than promoting int32 with float32.
 #define WOK_DEFINE_BINARY(name)                                                       \
-  Tensor name(const Tensor& a, const Tensor& b) { return binary(WOK_BUILTIN_OP(#name), a, b); } \
+  Tensor name(const Tensor& a, const Tensor& b) {                                     \
+    WOK_CALLER_SCOPE();                                                               \
+    return binary(WOK_BUILTIN_OP(#name), a, b);                                       \
+  }                                                                                   \
   Tensor name(const Tensor& a, Scalar b) {                                            \
+    WOK_CALLER_SCOPE();                                                               \
     if (!a.defined()) return binary(WOK_BUILTIN_OP(#name), a, a);                     \
     Tensor c = scalar_operand(b, a.dtype(), a.device());                              \
     return name(cast_to(a, c.dtype()), c);                                            \
   }                                                                                   \
   Tensor name(Scalar a, const Tensor& b) {                                            \
+    WOK_CALLER_SCOPE();                                                               \
     if (!b.defined()) return binary(WOK_BUILTIN_OP(#name), b, b);                     \
     Tensor c = scalar_operand(a, b.dtype(), b.device());                              \
     return name(c, cast_to(b, c.dtype()));                                            \
@@ -132,6 +141,7 @@ WOK_DEFINE_BINARY(logical_or)
 #undef WOK_DEFINE_BINARY
 
 Tensor where(const Tensor& cond, const Tensor& a, const Tensor& b) {
+  WOK_CALLER_SCOPE();
   static const RegisteredOp& op = WOK_BUILTIN_OP("where");
   if (!cond.defined() || !a.defined() || !b.defined()) return record1(op, {cond, a, b});
   DType t = promote_types(a.dtype(), b.dtype());
@@ -139,18 +149,21 @@ Tensor where(const Tensor& cond, const Tensor& a, const Tensor& b) {
 }
 
 Tensor where(const Tensor& cond, const Tensor& a, Scalar b) {
+  WOK_CALLER_SCOPE();
   if (!a.defined()) return where(cond, a, a);
   Tensor c = scalar_operand(b, a.dtype(), a.device());
   return where(cond, cast_to(a, c.dtype()), c);
 }
 
 Tensor where(const Tensor& cond, Scalar a, const Tensor& b) {
+  WOK_CALLER_SCOPE();
   if (!b.defined()) return where(cond, b, b);
   Tensor c = scalar_operand(a, b.dtype(), b.device());
   return where(cond, c, cast_to(b, c.dtype()));
 }
 
 Tensor clamp(const Tensor& x, std::optional<double> lo, std::optional<double> hi) {
+  WOK_CALLER_SCOPE();
   static const RegisteredOp& op = WOK_BUILTIN_OP("clamp");
   std::vector<AttrValue> attrs = {lo.value_or(-std::numeric_limits<double>::infinity()),
                                   hi.value_or(std::numeric_limits<double>::infinity())};
@@ -158,25 +171,32 @@ Tensor clamp(const Tensor& x, std::optional<double> lo, std::optional<double> hi
 }
 
 Tensor sum(const Tensor& x, std::vector<int64_t> axes, bool keepdims) {
+  WOK_CALLER_SCOPE();
   return reduce(WOK_BUILTIN_OP("sum"), x, std::move(axes), keepdims);
 }
 Tensor mean(const Tensor& x, std::vector<int64_t> axes, bool keepdims) {
+  WOK_CALLER_SCOPE();
   return reduce(WOK_BUILTIN_OP("mean"), x, std::move(axes), keepdims);
 }
 Tensor max(const Tensor& x, std::vector<int64_t> axes, bool keepdims) {
+  WOK_CALLER_SCOPE();
   return reduce(WOK_BUILTIN_OP("max"), x, std::move(axes), keepdims);
 }
 Tensor min(const Tensor& x, std::vector<int64_t> axes, bool keepdims) {
+  WOK_CALLER_SCOPE();
   return reduce(WOK_BUILTIN_OP("min"), x, std::move(axes), keepdims);
 }
 Tensor prod(const Tensor& x, std::vector<int64_t> axes, bool keepdims) {
+  WOK_CALLER_SCOPE();
   return reduce(WOK_BUILTIN_OP("prod"), x, std::move(axes), keepdims);
 }
 Tensor argmax(const Tensor& x, std::vector<int64_t> axes, bool keepdims) {
+  WOK_CALLER_SCOPE();
   return reduce(WOK_BUILTIN_OP("argmax"), x, std::move(axes), keepdims);
 }
 
 Tensor reshape(const Tensor& x, Shape shape) {
+  WOK_CALLER_SCOPE();
   static const RegisteredOp& op = WOK_BUILTIN_OP("reshape");
   if (!x.defined()) return record1(op, {x}, positional_attrs(op, {shape}));
   int infer = -1;
@@ -202,6 +222,7 @@ Tensor reshape(const Tensor& x, Shape shape) {
 }
 
 Tensor permute(const Tensor& x, std::vector<int64_t> dims) {
+  WOK_CALLER_SCOPE();
   static const RegisteredOp& op = WOK_BUILTIN_OP("permute");
   if (x.defined())
     for (int64_t& d : dims)
@@ -213,12 +234,14 @@ Tensor permute(const Tensor& x, std::vector<int64_t> dims) {
 }
 
 Tensor transpose(const Tensor& x) {
+  WOK_CALLER_SCOPE();
   std::vector<int64_t> dims;
   for (int i = x.defined() ? x.ndim() : 0; i-- > 0;) dims.push_back(i);
   return permute(x, std::move(dims));
 }
 
 Tensor transpose(const Tensor& x, int64_t a, int64_t b) {
+  WOK_CALLER_SCOPE();
   if (!x.defined()) return permute(x, {});
   std::vector<int64_t> dims;
   for (int i = 0; i < x.ndim(); ++i) dims.push_back(i);
@@ -227,12 +250,14 @@ Tensor transpose(const Tensor& x, int64_t a, int64_t b) {
 }
 
 Tensor broadcast_to(const Tensor& x, Shape shape) {
+  WOK_CALLER_SCOPE();
   static const RegisteredOp& op = WOK_BUILTIN_OP("broadcast_to");
   if (x.defined() && x.shape() == shape) return x;
   return record1(op, {x}, positional_attrs(op, {std::move(shape)}));
 }
 
 Tensor slice(const Tensor& x, int64_t axis, std::optional<int64_t> start, std::optional<int64_t> stop, int64_t step) {
+  WOK_CALLER_SCOPE();
   static const RegisteredOp& op = WOK_BUILTIN_OP("slice");
   if (!x.defined()) return record1(op, {x}, positional_attrs(op, {Shape{}, Shape{}, Shape{}}));
   int a = static_cast<int>(axis_or_throw("slice", x, axis));
@@ -263,6 +288,7 @@ Tensor slice(const Tensor& x, int64_t axis, std::optional<int64_t> start, std::o
 }
 
 Tensor concat(const std::vector<Tensor>& xs, int64_t axis) {
+  WOK_CALLER_SCOPE();
   static const RegisteredOp& op = WOK_BUILTIN_OP("concat");
   if (xs.empty()) throw ShapeError("wok::concat: needs at least one tensor");
   for (const Tensor& x : xs)
@@ -277,6 +303,7 @@ Tensor concat(const std::vector<Tensor>& xs, int64_t axis) {
 }
 
 Tensor matmul(const Tensor& a, const Tensor& b) {
+  WOK_CALLER_SCOPE();
   static const RegisteredOp& op = WOK_BUILTIN_OP("matmul");
   if (!a.defined() || !b.defined()) return record1(op, {a, b});
   if (a.ndim() == 0 || b.ndim() == 0)
@@ -306,7 +333,13 @@ Tensor matmul(const Tensor& a, const Tensor& b) {
   return out;
 }
 
-Tensor operator-(const Tensor& x) { return neg(x); }
-Tensor operator!(const Tensor& x) { return logical_not(x); }
+Tensor operator-(const Tensor& x) {
+  WOK_CALLER_SCOPE();
+  return neg(x);
+}
+Tensor operator!(const Tensor& x) {
+  WOK_CALLER_SCOPE();
+  return logical_not(x);
+}
 
 }  // namespace wok

@@ -94,15 +94,17 @@ Tensor matmul(const Tensor& a, const Tensor& b);
 // ---- operators ------------------------------------------------------------------
 Tensor operator-(const Tensor& x);
 Tensor operator!(const Tensor& x);
-#define WOK_DECLARE_OPERATOR(op, fn)                                                \
-  inline Tensor operator op(const Tensor& a, const Tensor& b) { return fn(a, b); }  \
-  template <typename S, std::enable_if_t<std::is_arithmetic_v<S>, int> = 0>         \
-  Tensor operator op(const Tensor& a, S b) {                                        \
-    return fn(a, Scalar(b));                                                        \
-  }                                                                                 \
-  template <typename S, std::enable_if_t<std::is_arithmetic_v<S>, int> = 0>         \
-  Tensor operator op(S a, const Tensor& b) {                                        \
-    return fn(Scalar(a), b);                                                        \
+// Always inlined, so that the named function they call sees a return
+// address in the user's code (Note [Call sites] in frontend/dispatch.h).
+#define WOK_DECLARE_OPERATOR(op, fn)                                                                \
+  [[gnu::always_inline]] inline Tensor operator op(const Tensor& a, const Tensor& b) { return fn(a, b); } \
+  template <typename S, std::enable_if_t<std::is_arithmetic_v<S>, int> = 0>                         \
+  [[gnu::always_inline]] inline Tensor operator op(const Tensor& a, S b) {                          \
+    return fn(a, Scalar(b));                                                                        \
+  }                                                                                                 \
+  template <typename S, std::enable_if_t<std::is_arithmetic_v<S>, int> = 0>                         \
+  [[gnu::always_inline]] inline Tensor operator op(S a, const Tensor& b) {                          \
+    return fn(Scalar(a), b);                                                                        \
   }
 WOK_DECLARE_OPERATOR(+, add)
 WOK_DECLARE_OPERATOR(-, sub)

@@ -2,6 +2,7 @@
 
 #include <sstream>
 
+#include "wok/frontend/dispatch.h"
 #include "wok/frontend/ops.h"
 #include "wok/runtime/cuda/cuda_copy.h"
 #include "wok/runtime/cuda/cuda_driver.h"
@@ -50,12 +51,30 @@ Scalar Tensor::item_scalar() const {
   return visit_dtype(dtype(), [&](auto tag) { return Scalar(*static_cast<const decltype(tag)*>(p)); });
 }
 
-Tensor Tensor::reshape(Shape s) const { return wok::reshape(*this, std::move(s)); }
-Tensor Tensor::permute(std::vector<int64_t> dims) const { return wok::permute(*this, std::move(dims)); }
-Tensor Tensor::transpose() const { return wok::transpose(*this); }
-Tensor Tensor::transpose(int64_t a, int64_t b) const { return wok::transpose(*this, a, b); }
-Tensor Tensor::broadcast_to(Shape s) const { return wok::broadcast_to(*this, std::move(s)); }
-Tensor Tensor::astype(DType t) const { return dtype() == t ? *this : wok::cast(*this, t); }
+Tensor Tensor::reshape(Shape s) const {
+  WOK_CALLER_SCOPE();
+  return wok::reshape(*this, std::move(s));
+}
+Tensor Tensor::permute(std::vector<int64_t> dims) const {
+  WOK_CALLER_SCOPE();
+  return wok::permute(*this, std::move(dims));
+}
+Tensor Tensor::transpose() const {
+  WOK_CALLER_SCOPE();
+  return wok::transpose(*this);
+}
+Tensor Tensor::transpose(int64_t a, int64_t b) const {
+  WOK_CALLER_SCOPE();
+  return wok::transpose(*this, a, b);
+}
+Tensor Tensor::broadcast_to(Shape s) const {
+  WOK_CALLER_SCOPE();
+  return wok::broadcast_to(*this, std::move(s));
+}
+Tensor Tensor::astype(DType t) const {
+  WOK_CALLER_SCOPE();
+  return dtype() == t ? *this : wok::cast(*this, t);
+}
 
 // Note [Copies between devices]
 // to() copies at once (through pinned staging buffers for host <-> GPU),

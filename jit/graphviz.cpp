@@ -33,7 +33,7 @@ std::string to_graphviz(const PlanGraph& g) {
     s << "\\n" << value_label(f, g.canonical[node.outputs[0]]);
     if (g.group[n] < 0 && !g.constant[n] && !g.break_reason[n].empty())
       s << "\\nnot fused: " << g.break_reason[n];
-    if (std::string site = observe::site_str(node.site); !site.empty()) s << "\\n@ " << site;
+    if (std::string site = observe::site_str(node.site, node.caller); !site.empty()) s << "\\n@ " << site;
     s << "\"";
     if (g.constant[n]) s << ", style=dashed";
     else if (g.group[n] < 0) s << ", shape=box, style=filled, fillcolor=\"#fde2c8\"";

@@ -136,7 +136,7 @@ void evaluate(std::span<const TensorImplPtr> targets, EvalReason reason, bool as
       }
     }
     for (const auto& node : c.order) {
-      FragmentNode fn{node->op, &node->attrs, {}, {}, node->site};
+      FragmentNode fn{node->op, &node->attrs, {}, {}, node->site, node->caller};
       fn.inputs.reserve(node->inputs.size());
       fn.outputs.reserve(node->outputs.size());
       for (const TensorImplPtr& in : node->inputs) {

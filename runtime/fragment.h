@@ -23,6 +23,7 @@ struct FragmentNode {
   std::vector<int> inputs;     // value ids
   std::vector<int> outputs;    // value ids
   std::source_location site{};  // the user's call that recorded it; empty when unknown
+  const void* caller = nullptr; // or the return address into it (runtime/observe/symbolize.h)
 };
 
 struct Fragment {

@@ -49,6 +49,7 @@ class Node {
   std::vector<std::weak_ptr<TensorImpl>> outputs;  // same length as output_meta
   uint64_t id;  // creation order; ties in traversals break by it
   std::source_location site{};  // the user's call that recorded it (frontend/dispatch.h)
+  const void* caller = nullptr; // or the return address into it (Note [Call sites])
 
   // Set while an evaluation owns this node; guarded by the graph mutex.
   bool claimed = false;

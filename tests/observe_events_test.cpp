@@ -163,6 +163,30 @@ TEST(ObserveEvents, CallSiteScopeLabelsNamedOps) {
   EXPECT_EQ(wok::observe::site_str(ev.back().site), "");
 }
 
+// With no scope open, the named functions and the operators capture where
+// the user's code called them: a return address that reads back as this
+// test's function. The ops softmax records inside carry the same address.
+TEST(ObserveEvents, NamedOpsCaptureTheCallersAddress) {
+  ot::Collector c(bit(EventKind::kOpRecorded));
+  const uint32_t me = wok::observe::thread_id();
+  wok::Tensor x = wok::from_vector(std::vector<float>{1, 2}, {2});
+  wok::Tensor y = wok::softmax(wok::exp(x) * 2.0f);
+  c.stop();
+  std::vector<wok::observe::Event> ev = c.on_thread(me);
+  ASSERT_GE(ev.size(), 4u);
+  const std::string first = wok::observe::site_str(ev[0].site, ev[0].caller);
+  if (first.starts_with("0x")) GTEST_SKIP() << "no symbolizer here (addr2line missing): " << first;
+  for (const wok::observe::Event& e : ev) {
+    ASSERT_NE(e.caller, nullptr) << e.name;
+    const std::string where = wok::observe::site_str(e.site, e.caller);
+    EXPECT_NE(where.find("NamedOpsCaptureTheCallersAddress"), std::string::npos) << e.name << " at " << where;
+  }
+  EXPECT_EQ(ev.front().name, "exp");
+  // exp, full (the 2.0f), mul, then softmax's own ops: one call, one address.
+  EXPECT_EQ(ev.back().caller, ev[ev.size() - 2].caller) << "softmax's ops share its call";
+  EXPECT_NE(ev.back().caller, ev.front().caller);
+}
+
 TEST(ObserveEvents, LogLinesAndTopics) {
   wok::observe::Event e;
   e.kind = EventKind::kPlanCache;

@@ -62,7 +62,8 @@ struct Event {
   int stream = -1;          // CPU stream running the work; -1: none
   std::string name;         // op, pass, kernel or runner name
   std::string detail;       // reason, outcome, fused group, message
-  std::source_location site{};  // kOpRecorded: the user's call site
+  std::source_location site{};  // kOpRecorded: the user's call site (wok::call, CallSiteScope)
+  const void* caller = nullptr; // ... or the return address into the user's code (named op functions)
   uint64_t id = 0;          // node id (kOpRecorded), evaluation id (kEval*), signature hash (caches)
   int64_t count = 0;        // nodes (kEval*), elements (kLaunch*)
   int64_t bytes = 0;        // bytes moved (kLaunch*), allocated (kAlloc/kFree), code (kCompileEnd)

@@ -4,6 +4,7 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "wok/runtime/observe/symbolize.h"
 #include "wok/runtime/stats.h"
 
 namespace wok::observe {
@@ -33,6 +34,11 @@ std::string site_str(const std::source_location& site) {
   return std::string(f) + ":" + std::to_string(site.line());
 }
 
+std::string site_str(const std::source_location& site, const void* caller) {
+  std::string s = site_str(site);
+  return s.empty() ? describe_code_address(caller) : s;
+}
+
 namespace {
 std::string ms(int64_t ns) {
   char buf[32];
@@ -46,7 +52,7 @@ std::string format_log_line(const Event& e) {
   switch (e.kind) {
     case EventKind::kCacheLog: return "wok cache: " + e.detail;  // the persistent cache's own wording
     case EventKind::kOpRecorded: {
-      std::string site = site_str(e.site);
+      std::string site = site_str(e.site, e.caller);
       return s + "op: #" + std::to_string(e.id) + " " + e.name + (site.empty() ? "" : " at " + site);
     }
     case EventKind::kEvalBegin:

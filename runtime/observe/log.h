@@ -15,6 +15,9 @@ uint64_t log_topic_mask(std::string_view topic);
 std::string format_log_line(const Event& e);
 // "file.cpp:12" with the directories dropped; "" when unknown.
 std::string site_str(const std::source_location& site);
+// The same, falling back to the return address `caller` when `site` is
+// empty (runtime/observe/symbolize.h).
+std::string site_str(const std::source_location& site, const void* caller);
 
 // Subscribes the logger for WOK_LOG's topics (called once at start-up).
 void start_env_logger();

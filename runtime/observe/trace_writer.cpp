@@ -98,7 +98,7 @@ std::string trace_json(const std::vector<Event>& events) {
     auto str_arg = [](const char* k, std::string_view v) { return "\"" + std::string(k) + "\":\"" + json_escape(v) + "\""; };
     switch (e.kind) {
       case EventKind::kOpRecorded:
-        instant("op", e.name, str_arg("site", site_str(e.site)) + ",\"node\":" + std::to_string(e.id));
+        instant("op", e.name, str_arg("site", site_str(e.site, e.caller)) + ",\"node\":" + std::to_string(e.id));
         break;
       case EventKind::kEvalEnd:
         span("eval", "eval #" + std::to_string(e.id),

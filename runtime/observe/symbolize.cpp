@@ -1,0 +1,109 @@
+#include "wok/runtime/observe/symbolize.h"
+
+#include <cxxabi.h>
+#include <dlfcn.h>
+
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <mutex>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+namespace wok::observe {
+
+namespace {
+
+// Whether an ELF file is position-independent (ET_DYN: a PIE executable or a
+// shared library), whose addresses addr2line wants relative to the load base.
+bool is_position_independent(const std::string& path) {
+  std::ifstream f(path, std::ios::binary);
+  unsigned char header[18] = {};
+  if (!f.read(reinterpret_cast<char*>(header), sizeof header)) return true;
+  const uint16_t type = static_cast<uint16_t>(header[16] | (header[17] << 8));  // e_type, little-endian
+  return type == 3;                                                               // ET_DYN
+}
+
+std::string shell_quote(const std::string& s) {
+  std::string q = "'";
+  for (char c : s) q += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return q + "'";
+}
+
+std::string trim(std::string s) {
+  while (!s.empty() && (s.back() == '\n' || s.back() == '\r' || s.back() == ' ')) s.pop_back();
+  return s;
+}
+
+std::string demangle(const char* name) {
+  int status = 0;
+  char* d = abi::__cxa_demangle(name, nullptr, nullptr, &status);
+  std::string out = status == 0 && d ? d : name;
+  std::free(d);
+  return out;
+}
+
+// addr2line's function and file:line for `offset` in `object`; empty
+// strings when it is not installed or knows nothing. With inlining (-i), the
+// first frame outside wok's inline operators (frontend/ops.h) is the user's.
+void run_addr2line(const std::string& object, uintptr_t offset, std::string& function, std::string& where) {
+  char address[32];
+  std::snprintf(address, sizeof address, "0x%zx", static_cast<size_t>(offset));
+  const std::string command = "addr2line -C -f -i -e " + shell_quote(object) + " " + address + " 2>/dev/null";
+  FILE* pipe = popen(command.c_str(), "r");
+  if (!pipe) return;
+  std::vector<std::pair<std::string, std::string>> frames;  // innermost first
+  char fn[4096], loc[4096];
+  while (std::fgets(fn, sizeof fn, pipe) && std::fgets(loc, sizeof loc, pipe)) frames.emplace_back(trim(fn), trim(loc));
+  pclose(pipe);
+  if (frames.empty()) return;
+  auto chosen = frames.back();
+  for (const auto& f : frames)
+    if (f.second.find("frontend/ops.h") == std::string::npos) {
+      chosen = f;
+      break;
+    }
+  function = chosen.first;
+  where = chosen.second;
+  if (function == "??") function.clear();
+  if (where.empty() || where.starts_with("??") || where.ends_with(":0") || where.ends_with(":?")) where.clear();
+  if (auto discriminator = where.find(" (discriminator"); discriminator != std::string::npos) where.resize(discriminator);
+  if (auto slash = where.rfind('/'); slash != std::string::npos) where = where.substr(slash + 1);
+}
+
+std::string lookup(const void* return_address) {
+  const auto pc = reinterpret_cast<uintptr_t>(return_address) - 1;  // inside the call instruction
+  char hex[32];
+  std::snprintf(hex, sizeof hex, "0x%zx", static_cast<size_t>(pc));
+  Dl_info info{};
+  if (!dladdr(reinterpret_cast<const void*>(pc), &info)) return hex;
+  // The main program's own path reads back as "" (or its argv[0]).
+  std::string object = info.dli_fname && *info.dli_fname ? info.dli_fname : "/proc/self/exe";
+  if (object.find('/') == std::string::npos) object = "/proc/self/exe";
+  const uintptr_t base = reinterpret_cast<uintptr_t>(info.dli_fbase);
+  const uintptr_t offset = is_position_independent(object) ? pc - base : pc;
+  std::string function, where;
+  run_addr2line(object, offset, function, where);
+  if (function.empty() && info.dli_sname) function = demangle(info.dli_sname);
+  if (!where.empty()) return function.empty() ? where : where + " (" + function + ")";
+  return function.empty() ? hex : function;
+}
+
+}  // namespace
+
+std::string describe_code_address(const void* return_address) {
+  if (!return_address) return "";
+  static std::mutex mu;
+  static auto* cache = new std::unordered_map<const void*, std::string>();  // never freed: used at exit
+  {
+    std::lock_guard lock(mu);
+    if (auto it = cache->find(return_address); it != cache->end()) return it->second;
+  }
+  std::string text = lookup(return_address);
+  std::lock_guard lock(mu);
+  return cache->emplace(return_address, std::move(text)).first->second;
+}
+
+}  // namespace wok::observe
