@@ -141,6 +141,16 @@ inline void init(int* argc, char*** argv, const std::vector<std::string>& defaul
   benchmark::Initialize(argc, *argv);
 }
 
+// Runs the registered benchmarks (each repetition's fastest run shown, in
+// registration order), then `print_tables`: the tail of every wok bench.
+inline void run_and_print(const std::function<void()>& print_tables) {
+  benchmark::AddCustomContext("wok_threads_max", std::to_string(wok::num_threads()));
+  OrderedReporter reporter;
+  benchmark::RunSpecifiedBenchmarks(&reporter);
+  print_tables();
+  benchmark::Shutdown();
+}
+
 // A memcpy split over wok's pool like its kernels are: the bandwidth
 // reference the elementwise numbers are read against.
 inline void parallel_memcpy(void* dst, const void* src, int64_t bytes) {

@@ -302,10 +302,6 @@ int main(int argc, char** argv) {
   wok_bench::HostBuffer out(4 * kN);
   for (int t : kThreadCounts) register_programs(in, out, t);
   register_trace_replay(in);
-  benchmark::AddCustomContext("wok_threads_max", std::to_string(wok::num_threads()));
-  wok_bench::OrderedReporter reporter;
-  benchmark::RunSpecifiedBenchmarks(&reporter);
-  print_tables(in);
-  benchmark::Shutdown();
+  wok_bench::run_and_print([&in] { print_tables(in); });
   return 0;
 }

@@ -167,13 +167,11 @@ int main(int argc, char** argv) {
   in.b = wok::rand({kLayerNorm.cols}, 4) - 0.5f;
   in.cx = wok::rand({kColExpSum.rows, kColExpSum.cols}, 5);
   wok::eval({in.sx, in.lx, in.w, in.b, in.cx});
-  wok_bench::HostBuffer out(4 * static_cast<size_t>(std::max(kSoftmax.rows * kSoftmax.cols, kLayerNorm.rows * kLayerNorm.cols)));
+  const int64_t largest = std::max(kSoftmax.rows * kSoftmax.cols, kLayerNorm.rows * kLayerNorm.cols);
+  wok_bench::HostBuffer out(4 * static_cast<size_t>(largest));
   for (int t : kThreadCounts)
-    for (const Workload* w : {&kSoftmax, &kLayerNorm, &kRmsNorm, &kColSum, &kColExpSum}) register_workload(*w, in, out, t);
-  benchmark::AddCustomContext("wok_threads_max", std::to_string(wok::num_threads()));
-  wok_bench::OrderedReporter reporter;
-  benchmark::RunSpecifiedBenchmarks(&reporter);
-  print_tables(in);
-  benchmark::Shutdown();
+    for (const Workload* w : {&kSoftmax, &kLayerNorm, &kRmsNorm, &kColSum, &kColExpSum})
+      register_workload(*w, in, out, t);
+  wok_bench::run_and_print([&in] { print_tables(in); });
   return 0;
 }

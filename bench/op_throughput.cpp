@@ -252,10 +252,6 @@ int main(int argc, char** argv) {
   register_binary(in);
   register_reductions_and_more(in);
   register_dispatch(in);
-  benchmark::AddCustomContext("wok_threads", std::to_string(wok::num_threads()));
-  wok_bench::OrderedReporter reporter;
-  benchmark::RunSpecifiedBenchmarks(&reporter);
-  print_tables();
-  benchmark::Shutdown();
+  wok_bench::run_and_print(print_tables);
   return 0;
 }

@@ -5,6 +5,21 @@
 
 namespace wok::jit {
 
+std::string FusedKernelSpec::short_name(const std::string& key_hex) const {
+  std::string name = "fused";
+  int shown = 0;
+  for (const ScalarInstr& in : program.instrs) {
+    if (in.op == ScalarOp::kInput || in.op == ScalarOp::kConst || in.op == ScalarOp::kCast) continue;
+    if (shown++ == 4) {
+      name += "_etc";
+      break;
+    }
+    name += "_";
+    name += scalar_op_name(in.op);
+  }
+  return name + "_" + key_hex.substr(0, 8);
+}
+
 std::string FusedKernelSpec::signature() const {
   std::string s = "fk";
   s.push_back(static_cast<char>(kKernelAbiVersion));

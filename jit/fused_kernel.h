@@ -57,6 +57,9 @@ struct FusedKernelSpec {
 
   // Canonical bytes: everything above, nothing about sizes.
   std::string signature() const;
+  // A short readable name, "fused_<first ops>_<key_hex[0, 8)>", for dumps,
+  // traces and reports (both code generators' kernels).
+  std::string short_name(const std::string& key_hex) const;
   std::string str() const;  // readable, for dumps and errors
 };
 

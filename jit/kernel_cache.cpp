@@ -56,21 +56,6 @@ std::string KernelCache::signature_of(const FusedKernelSpec& spec, CpuIsa isa) {
 
 namespace {
 
-std::string kernel_name(const FusedKernelSpec& spec, const Key128& key) {
-  std::string name = "fused";
-  int shown = 0;
-  for (const ScalarInstr& in : spec.program.instrs) {
-    if (in.op == ScalarOp::kInput || in.op == ScalarOp::kConst || in.op == ScalarOp::kCast) continue;
-    if (shown++ == 4) {
-      name += "_etc";
-      break;
-    }
-    name += "_";
-    name += scalar_op_name(in.op);
-  }
-  return name + "_" + key.hex().substr(0, 8);
-}
-
 // What a disk entry for this kernel says about itself
 // (Note [Cache entry format] in cache/entry_format.h).
 cache::EntryHeader entry_header(const FusedKernelSpec& spec, CpuIsa isa, const std::string& signature) {
@@ -114,13 +99,13 @@ KernelResult load_or_compile(const FusedKernelSpec& spec, CpuIsa isa, const std:
   const bool observed = WOK_OBSERVING(observe::EventKind::kCompileEnd) ||
                         WOK_OBSERVING(observe::EventKind::kCompileBegin) ||
                         WOK_OBSERVING(observe::EventKind::kKernelCache);
-  const std::string name = observed ? kernel_name(spec, key) : std::string();
+  const std::string name = observed ? spec.short_name(key.hex()) : std::string();
   auto generate = [&]() -> absl::StatusOr<std::vector<uint8_t>> {
     auto start = std::chrono::steady_clock::now();
     if (WOK_OBSERVING(observe::EventKind::kCompileBegin)) {
       observe::Event e;
       e.kind = observe::EventKind::kCompileBegin;
-      e.name = name.empty() ? kernel_name(spec, key) : name;
+      e.name = name.empty() ? spec.short_name(key.hex()) : name;
       observe::emit(std::move(e));
     }
     absl::StatusOr<x86::MachineCode> code = x86::generate_x86(spec, isa, dump_enabled());
@@ -129,7 +114,7 @@ KernelResult load_or_compile(const FusedKernelSpec& spec, CpuIsa isa, const std:
     if (WOK_OBSERVING(observe::EventKind::kCompileEnd)) {
       observe::Event e;
       e.kind = observe::EventKind::kCompileEnd;
-      e.name = name.empty() ? kernel_name(spec, key) : name;
+      e.name = name.empty() ? spec.short_name(key.hex()) : name;
       e.dur_ns = ns;
       e.bytes = static_cast<int64_t>(code->bytes.size());
       e.detail = std::string(cpu_isa_name(isa));
@@ -147,7 +132,7 @@ KernelResult load_or_compile(const FusedKernelSpec& spec, CpuIsa isa, const std:
   if (WOK_OBSERVING(observe::EventKind::kKernelCache)) {
     observe::Event e;
     e.kind = observe::EventKind::kKernelCache;
-    e.name = name.empty() ? kernel_name(spec, key) : name;
+    e.name = name.empty() ? spec.short_name(key.hex()) : name;
     e.id = key.lo;
     e.detail = code->source == cache::DiskStore::Source::kDisk ? "not in memory; loaded from the disk cache"
                : cache::cache_config().directory.empty()      ? "new signature; compiled (disk cache off)"
@@ -160,7 +145,7 @@ KernelResult load_or_compile(const FusedKernelSpec& spec, CpuIsa isa, const std:
   kernel->fn = *fn;
   kernel->key = key;
   kernel->signature = signature;
-  kernel->name = kernel_name(spec, key);
+  kernel->name = spec.short_name(key.hex());
   kernel->lanes = x86::choose_lanes(spec, isa == CpuIsa::kAvx512);
   kernel->code_bytes = code->payload.size();
   auto ns = std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - start).count();
@@ -192,7 +177,7 @@ KernelResult KernelCache::get(const FusedKernelSpec& spec, CpuIsa isa) {
         observe::Event ev;
         ev.kind = observe::EventKind::kKernelCache;
         ev.hit = true;
-        ev.name = kernel_name(spec, key);
+        ev.name = spec.short_name(key.hex());
         ev.id = key.lo;
         observe::emit(std::move(ev));
       }

@@ -359,16 +359,19 @@ PlanRun::PlanRun(const Plan& plan, const Fragment& f, std::vector<StoragePtr> in
   for (size_t bytes : plan.output_storage_bytes) outputs_.push_back(Storage::allocate(bytes, device));
 }
 
-void* PlanRun::address(int v) const {
-  const Placement& p = plan_.placement[v];
+void* placement_address(const Plan& plan, int v, std::span<const StoragePtr> inputs,
+                        std::span<const StoragePtr> outputs, const Storage* arena) {
+  const Placement& p = plan.placement[v];
   switch (p.where) {
-    case Placement::Where::kInput: return inputs_[p.index]->data();
-    case Placement::Where::kOutput: return outputs_[p.index]->data();
-    case Placement::Where::kArena: return static_cast<char*>(arena_->data()) + p.offset;
+    case Placement::Where::kInput: return inputs[p.index]->data();
+    case Placement::Where::kOutput: return outputs[p.index]->data();
+    case Placement::Where::kArena: return static_cast<char*>(arena->data()) + p.offset;
     case Placement::Where::kNone: break;
   }
   throw Error("wok JIT: value %" + std::to_string(v) + " has no buffer (internal error)");
 }
+
+void* PlanRun::address(int v) const { return placement_address(plan_, v, inputs_, outputs_, arena_.get()); }
 
 void PlanRun::run_step(size_t s) {
   if (!WOK_OBSERVING(observe::EventKind::kLaunchEnd) && !WOK_OBSERVING(observe::EventKind::kLaunchBegin)) {

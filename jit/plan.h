@@ -89,6 +89,11 @@ std::shared_ptr<const Plan> build_plan(const Fragment& fragment, CpuIsa isa);
 // NVRTC (jit/cuda/cuda_jit_runner.h).
 std::shared_ptr<Plan> plan_structure(const Fragment& fragment);
 
+// Where value v lives in one run of `plan` (CPU and CUDA replays alike):
+// an input's, an output's or the arena's memory.
+void* placement_address(const Plan& plan, int v, std::span<const StoragePtr> inputs,
+                        std::span<const StoragePtr> outputs, const Storage* arena);
+
 // Runs `plan` for `fragment` (which must have the plan's structure; its
 // constant values may differ). Returns one storage per fragment output.
 std::vector<StoragePtr> replay_plan(const Plan& plan, const Fragment& fragment, std::span<const StoragePtr> inputs);

@@ -5,6 +5,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "wok/jit/plan_cache.h"
 #include "wok/jit/signature.h"
 #include "wok/runtime/op_registry.h"
 
@@ -30,19 +31,7 @@ Tracker& tracker() {
 
 std::string program_key(const Fragment& f) {
   std::string s;
-  auto put = [&s](int64_t x) { s.append(reinterpret_cast<const char*>(&x), sizeof x); };
-  put(static_cast<int64_t>(f.values.size()));
-  for (const FragmentNode& n : f.nodes) {
-    s += n.op->name();
-    s.push_back('(');
-    for (int v : n.inputs) put(v);
-    s.push_back(')');
-    for (int v : n.outputs) put(v);
-  }
-  s.push_back('<');
-  for (int v : f.inputs) put(v);
-  s.push_back('>');
-  for (int v : f.outputs) put(v);
+  append_fragment_wiring(s, f, /*with_attrs=*/false);
   return s;
 }
 

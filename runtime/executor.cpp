@@ -43,10 +43,7 @@ std::vector<StoragePtr> PrecompiledExecutor::run(const Fragment& fragment, std::
   for (size_t i = 0; i < fragment.inputs.size(); ++i) storage[fragment.inputs[i]] = input_storage[i];
 
   // Last node that reads each value; outputs are never freed here.
-  std::vector<int> last_use(fragment.values.size(), -1);
-  for (size_t n = 0; n < fragment.nodes.size(); ++n)
-    for (int v : fragment.nodes[n].inputs) last_use[v] = static_cast<int>(n);
-  for (int v : fragment.outputs) last_use[v] = static_cast<int>(fragment.nodes.size());
+  const std::vector<int> last_use = last_uses(fragment);
 
   for (size_t n = 0; n < fragment.nodes.size(); ++n) {
     const FragmentNode& node = fragment.nodes[n];

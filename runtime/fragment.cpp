@@ -36,6 +36,14 @@ std::string Fragment::str() const {
   return out.str();
 }
 
+std::vector<int> last_uses(const Fragment& fragment) {
+  std::vector<int> last(fragment.values.size(), -1);
+  for (size_t n = 0; n < fragment.nodes.size(); ++n)
+    for (int v : fragment.nodes[n].inputs) last[v] = static_cast<int>(n);
+  for (int v : fragment.outputs) last[v] = static_cast<int>(fragment.nodes.size());
+  return last;
+}
+
 std::vector<StoragePtr> FragmentJob::input_storage() const {
   std::vector<StoragePtr> out;
   out.reserve(leaves.size());

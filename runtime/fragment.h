@@ -35,6 +35,11 @@ struct Fragment {
   std::string str() const;          // readable listing, for dumps and errors
 };
 
+// Per value, the index of the last node that reads it: nodes.size() for
+// the fragment's outputs (never freed by an executor), -1 for values no
+// node reads.
+std::vector<int> last_uses(const Fragment& fragment);
+
 // Everything an evaluation in flight needs kept alive: the fragment, the
 // graph nodes whose attributes it points to, and its input tensors (which
 // may themselves still be in flight).

@@ -157,16 +157,7 @@ struct Buffers {
   StoragePtr arena;
   std::vector<StoragePtr> outputs;
 
-  void* address(int v) const {
-    const Placement& p = plan.placement[v];
-    switch (p.where) {
-      case Placement::Where::kInput: return inputs[p.index]->data();
-      case Placement::Where::kOutput: return outputs[p.index]->data();
-      case Placement::Where::kArena: return static_cast<char*>(arena->data()) + p.offset;
-      case Placement::Where::kNone: break;
-    }
-    throw Error("wok CUDA JIT: value %" + std::to_string(v) + " has no buffer (internal error)");
-  }
+  void* address(int v) const { return placement_address(plan, v, inputs, outputs, arena.get()); }
 };
 
 void launch_fused(const PlanStep& st, const CudaStep& cs, const Fragment& f, const Buffers& buf, int device,

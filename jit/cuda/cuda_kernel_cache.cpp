@@ -44,26 +44,11 @@ absl::StatusOr<std::string> CudaKernelCache::signature_of(const FusedKernelSpec&
 
 namespace {
 
-std::string kernel_name(const FusedKernelSpec& spec, const Key128& key) {
-  std::string name = "fused";
-  int shown = 0;
-  for (const ScalarInstr& in : spec.program.instrs) {
-    if (in.op == ScalarOp::kInput || in.op == ScalarOp::kConst || in.op == ScalarOp::kCast) continue;
-    if (shown++ == 4) {
-      name += "_etc";
-      break;
-    }
-    name += "_";
-    name += scalar_op_name(in.op);
-  }
-  return name + "_" + key.hex().substr(0, 8);
-}
-
 BinaryResult compile(const FusedKernelSpec& spec, int arch, const std::string& signature, const Key128& key) {
   auto kernel = std::make_shared<CudaKernelBinary>();
   kernel->key = key;
   kernel->signature = signature;
-  kernel->name = kernel_name(spec, key);
+  kernel->name = spec.short_name(key.hex());
   absl::StatusOr<RenderedKernel> rendered = render_cuda(spec, kernel->name);
   if (!rendered.ok()) return rendered.status();
   kernel->source = std::move(rendered->source);

@@ -52,8 +52,11 @@ class ColumnKernelGenerator {
   void emit_tile(bool partial);
   void copy_in(int k, bool second_row);
   void copy_out(int k, const ax::Gp& dst);
-  ax::Vec identity(ScalarOp op, DType t);
-  void accumulate(int r, const ax::Vec& acc, const ax::Vec& v);
+  ax::Vec identity(ScalarOp op, DType t) { return reduction_identity(e_, op, t); }
+  // acc (a register this generator owns) = op(acc, v), nan-propagating.
+  void accumulate(int r, const ax::Vec& acc, const ax::Vec& v) {
+    emit_accumulate(e_, instr(r).op, instr(r).dtype, acc, v);
+  }
   // Instruction i is an argmax whose indices are int32 lanes: its int64
   // result takes two registers' worth of memory (Note [Generated argmax]).
   bool is_int32_index(int i) const;
@@ -68,7 +71,7 @@ class ColumnKernelGenerator {
   std::vector<ax::Vec> values_;
   std::vector<ax::Gp> base_, tile_ptr_, row_ptr_, row_step_;
   std::vector<ax::Mem> bounce_;
-  ax::Gp params_, shape_, cols_, nbytes_, tmp_;
+  ax::Gp params_, shape_, cols_, tmp_;
 };
 
 void ColumnKernelGenerator::analyse() {
@@ -128,52 +131,14 @@ void ColumnKernelGenerator::emit_set(const std::vector<int>& set, bool second_ro
 // Copies the tile's `cols` elements of input k (at the row, or the tile)
 // into its bounce buffer.
 void ColumnKernelGenerator::copy_in(int k, bool second_row) {
-  DType t = operand_dtype(k);
-  ax::Gp src = cc_.newIntPtr("src"), buf = cc_.newIntPtr("buf");
-  if (input_varies_r(k)) {
-    cc_.mov(src, row_ptr_[k]);
-    if (second_row) cc_.add(src, row_step_[k]);
-  } else {
-    cc_.mov(src, tile_ptr_[k]);
-  }
-  cc_.mov(nbytes_, cols_);
-  if (shift_of(t)) cc_.shl(nbytes_, shift_of(t));
-  cc_.lea(buf, bounce_[k]);
-  emit_byte_copy(cc_, buf, src, nbytes_);
+  ax::Mem src = !input_varies_r(k) ? ax::ptr(tile_ptr_[k])
+                : second_row       ? ax::ptr(row_ptr_[k], row_step_[k])
+                                   : ax::ptr(row_ptr_[k]);
+  emit_bounce_copy(cc_, BounceCopy::kIn, bounce_[k], src, cols_, operand_dtype(k));
 }
 
 void ColumnKernelGenerator::copy_out(int k, const ax::Gp& dst) {
-  DType t = operand_dtype(k);
-  ax::Gp buf = cc_.newIntPtr("buf");
-  cc_.mov(nbytes_, cols_);
-  if (shift_of(t)) cc_.shl(nbytes_, shift_of(t));
-  cc_.lea(buf, bounce_[k]);
-  emit_byte_copy(cc_, dst, buf, nbytes_);
-}
-
-ax::Vec ColumnKernelGenerator::identity(ScalarOp op, DType t) {
-  double inf = std::numeric_limits<double>::infinity();
-  switch (op) {
-    case ScalarOp::kReduceSum: return e_.zero(t);
-    case ScalarOp::kReduceProd: return e_.const_vec(t, 1.0);
-    case ScalarOp::kReduceMax:
-      return is_floating(t) ? e_.const_vec(t, -inf) : e_.const_vec(t, static_cast<double>(std::numeric_limits<int32_t>::min()));
-    default:
-      return is_floating(t) ? e_.const_vec(t, inf) : e_.const_vec(t, static_cast<double>(std::numeric_limits<int32_t>::max()));
-  }
-}
-
-void ColumnKernelGenerator::accumulate(int r, const ax::Vec& acc, const ax::Vec& v) {
-  const ScalarInstr& in = instr(r);
-  DType t = in.dtype;
-  ax::Vec out;
-  switch (in.op) {
-    case ScalarOp::kReduceSum: out = e_.add(t, acc, v); break;
-    case ScalarOp::kReduceProd: out = e_.mul(t, acc, v); break;
-    case ScalarOp::kReduceMax: out = e_.max(t, v, acc); break;
-    default: out = e_.min(t, v, acc); break;
-  }
-  cc_.vmovaps(acc, out);
+  emit_bounce_copy(cc_, BounceCopy::kOut, bounce_[k], ax::ptr(dst), cols_, operand_dtype(k));
 }
 
 void ColumnKernelGenerator::emit_tile(bool partial) {
@@ -379,7 +344,6 @@ void ColumnKernelGenerator::generate() {
     params_ = cc_.newIntPtr("params");
     cc_.mov(params_, ax::ptr(args, offsetof(KernelArgs, params)));
   }
-  nbytes_ = cc_.newInt64("nbytes");
   tmp_ = cc_.newInt64("tmp");
   for (int k = 0; k < num_operands(); ++k) {
     base_.push_back(cc_.newIntPtr("base%d", k));

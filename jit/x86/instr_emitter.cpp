@@ -1,5 +1,7 @@
 #include "wok/jit/x86/instr_emitter.h"
 
+#include <limits>
+
 #include <algorithm>
 
 #include "wok/jit/x86/math_emitter.h"
@@ -69,6 +71,42 @@ void emit_byte_copy(ax::Compiler& cc, const ax::Gp& dst, const ax::Gp& src, cons
   cc.inc(i);
   cc.jmp(bytes);
   cc.bind(done);
+}
+
+void emit_bounce_copy(ax::Compiler& cc, BounceCopy direction, const ax::Mem& bounce, const ax::Mem& at,
+                      const ax::Gp& count, DType t) {
+  ax::Gp nbytes = cc.newInt64("nbytes"), mem = cc.newIntPtr("mem"), buf = cc.newIntPtr("buf");
+  cc.mov(nbytes, count);
+  if (shift_of(t)) cc.shl(nbytes, shift_of(t));
+  cc.lea(mem, at);
+  cc.lea(buf, bounce);
+  if (direction == BounceCopy::kIn) emit_byte_copy(cc, buf, mem, nbytes);
+  else emit_byte_copy(cc, mem, buf, nbytes);
+}
+
+ax::Vec reduction_identity(VecEmitter& e, ScalarOp op, DType t) {
+  const double inf = std::numeric_limits<double>::infinity();
+  switch (op) {
+    case ScalarOp::kReduceSum: return e.zero(t);
+    case ScalarOp::kReduceProd: return e.const_vec(t, 1.0);
+    case ScalarOp::kReduceMax:
+      return is_floating(t) ? e.const_vec(t, -inf)
+                            : e.const_vec(t, static_cast<double>(std::numeric_limits<int32_t>::min()));
+    default:
+      return is_floating(t) ? e.const_vec(t, inf)
+                            : e.const_vec(t, static_cast<double>(std::numeric_limits<int32_t>::max()));
+  }
+}
+
+void emit_accumulate(VecEmitter& e, ScalarOp op, DType t, const ax::Vec& acc, const ax::Vec& v) {
+  ax::Vec out;
+  switch (op) {
+    case ScalarOp::kReduceSum: out = e.add(t, acc, v); break;
+    case ScalarOp::kReduceProd: out = e.mul(t, acc, v); break;
+    case ScalarOp::kReduceMax: out = e.max(t, v, acc); break;
+    default: out = e.min(t, v, acc); break;
+  }
+  e.cc().vmovaps(acc, out);
 }
 
 ax::Vec emit_value_instr(VecEmitter& e, const ScalarProgram& program, const ScalarInstr& in,

@@ -22,6 +22,19 @@ int choose_lanes(const FusedKernelSpec& spec, bool avx512);
 // (kernel tails only: at most a vector).
 void emit_byte_copy(ax::Compiler& cc, const ax::Gp& dst, const ax::Gp& src, const ax::Gp& nbytes);
 
+// A tail's `count` elements of `t` between memory at `at` and a stack bounce
+// buffer: into the buffer before the tail's loads (kIn), out of it after its
+// stores (kOut).
+enum class BounceCopy { kIn, kOut };
+void emit_bounce_copy(ax::Compiler& cc, BounceCopy direction, const ax::Mem& bounce, const ax::Mem& at,
+                      const ax::Gp& count, DType t);
+
+// Reductions of the row and column kernels (sum, prod, max, min): the
+// identity to start an accumulator from, and acc = op(acc, v) in place
+// (max and min propagate nan; `acc` is a register the caller owns).
+ax::Vec reduction_identity(VecEmitter& e, ScalarOp op, DType t);
+void emit_accumulate(VecEmitter& e, ScalarOp op, DType t, const ax::Vec& acc, const ax::Vec& v);
+
 // log2 of the element size: the index scale for addressing.
 inline int shift_of(DType t) { return itemsize(t) == 1 ? 0 : itemsize(t) == 4 ? 2 : 3; }
 

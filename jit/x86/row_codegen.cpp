@@ -67,8 +67,11 @@ class RowKernelGenerator {
   void choose_spills();
   bool reloaded(int v, int phase) const { return spill_to_[v] >= 0 && spill_phase_[v] < phase; }
   ax::Mem spill_slot(int v, const ax::Gp& j, int offset, bool bounce) const;
-  ax::Vec identity(ScalarOp op, DType t);
-  void accumulate(int r, const ax::Vec& acc, const ax::Vec& v);
+  ax::Vec identity(ScalarOp op, DType t) { return reduction_identity(e_, op, t); }
+  // acc (a register this generator owns) = op(acc, v), nan-propagating.
+  void accumulate(int r, const ax::Vec& acc, const ax::Vec& v) {
+    emit_accumulate(e_, instr(r).op, instr(r).dtype, acc, v);
+  }
   ax::Vec finish_reduction(int r, const ax::Vec& acc);
   // argmax (Note [Generated argmax]): the type it compares, and its result
   // (the index, in lane 0 as int64) from the row's accumulator.
@@ -232,32 +235,6 @@ void RowKernelGenerator::emit_elements(const std::vector<int>& needed, const ax:
     if (spill_to_[i] >= 0 && spill_phase_[i] == phase_)
       e_.store(instr(i).dtype, spill_slot(i, j, offset, bounce), values_[i]);
   }
-}
-
-ax::Vec RowKernelGenerator::identity(ScalarOp op, DType t) {
-  double inf = std::numeric_limits<double>::infinity();
-  switch (op) {
-    case ScalarOp::kReduceSum: return e_.zero(t);
-    case ScalarOp::kReduceProd: return e_.const_vec(t, 1.0);
-    case ScalarOp::kReduceMax:
-      return is_floating(t) ? e_.const_vec(t, -inf) : e_.const_vec(t, static_cast<double>(std::numeric_limits<int32_t>::min()));
-    default:
-      return is_floating(t) ? e_.const_vec(t, inf) : e_.const_vec(t, static_cast<double>(std::numeric_limits<int32_t>::max()));
-  }
-}
-
-// acc (a register this generator owns) = op(acc, v), nan-propagating.
-void RowKernelGenerator::accumulate(int r, const ax::Vec& acc, const ax::Vec& v) {
-  const ScalarInstr& in = instr(r);
-  DType t = in.dtype;
-  ax::Vec out;
-  switch (in.op) {
-    case ScalarOp::kReduceSum: out = e_.add(t, acc, v); break;
-    case ScalarOp::kReduceProd: out = e_.mul(t, acc, v); break;
-    case ScalarOp::kReduceMax: out = e_.max(t, v, acc); break;
-    default: out = e_.min(t, v, acc); break;
-  }
-  cc_.vmovaps(acc, out);
 }
 
 ax::Vec RowKernelGenerator::finish_reduction(int r, const ax::Vec& acc) {
@@ -439,37 +416,24 @@ void RowKernelGenerator::emit_phase(int phase) {
   // past the end are replaced by the reductions' identities.
   cc_.bind(tail);
   Label done = cc_.newLabel();
-  ax::Gp rem = cc_.newInt64("rem"), nbytes = cc_.newInt64("nbytes"), src = cc_.newIntPtr("src"),
-         buf = cc_.newIntPtr("buf");
+  ax::Gp rem = cc_.newInt64("rem");
   cc_.mov(rem, len_);
   cc_.sub(rem, j);
   cc_.jle(done);
-  for (int k = 0; k < spec_.num_inputs(); ++k) {
-    if (!streams(k)) continue;
-    DType t = operand_dtype(k);
-    cc_.mov(nbytes, rem);
-    if (shift_of(t)) cc_.shl(nbytes, shift_of(t));
-    cc_.lea(src, ax::ptr(run_ptr_[k], j, shift_of(t)));
-    cc_.lea(buf, bounce_[k]);
-    emit_byte_copy(cc_, buf, src, nbytes);
-  }
+  // Operand k's tail, as `t` (a spilled value's type for its output's row).
+  auto copy = [&](BounceCopy direction, int k, DType t) {
+    emit_bounce_copy(cc_, direction, bounce_[k], ax::ptr(run_ptr_[k], j, shift_of(t)), rem, t);
+  };
+  for (int k = 0; k < spec_.num_inputs(); ++k)
+    if (streams(k)) copy(BounceCopy::kIn, k, operand_dtype(k));
   // Spilled values: loaded through (and stored into) their output's bounce
   // buffer, whose copy to the output follows.
-  auto spill_tail_copy = [&](int v, bool in) {
-    const int k = spec_.num_inputs() + spill_to_[v];
-    DType t = instr(v).dtype;
-    cc_.mov(nbytes, rem);
-    if (shift_of(t)) cc_.shl(nbytes, shift_of(t));
-    cc_.lea(src, ax::ptr(run_ptr_[k], j, shift_of(t)));
-    cc_.lea(buf, bounce_[k]);
-    if (in) emit_byte_copy(cc_, buf, src, nbytes);
-    else emit_byte_copy(cc_, src, buf, nbytes);
-  };
   for (int v : needed)
-    if (reloaded(v, phase)) spill_tail_copy(v, true);
+    if (reloaded(v, phase)) copy(BounceCopy::kIn, spec_.num_inputs() + spill_to_[v], instr(v).dtype);
   emit_elements(needed, j, 0, true);
   for (int v : needed)
-    if (spill_to_[v] >= 0 && spill_phase_[v] == phase) spill_tail_copy(v, false);
+    if (spill_to_[v] >= 0 && spill_phase_[v] == phase)
+      copy(BounceCopy::kOut, spec_.num_inputs() + spill_to_[v], instr(v).dtype);
   for (int r : reductions) {
     DType t = ins[r].dtype;
     DType it = VecEmitter::lane_width(t) == 8 ? DType::kInt64 : DType::kInt32;
@@ -488,11 +452,7 @@ void RowKernelGenerator::emit_phase(int phase) {
     int k = spec_.num_inputs() + o;
     DType t = operand_dtype(k);
     e_.store(t, bounce_[k], values_[spec_.program.outputs[o]]);
-    cc_.mov(nbytes, rem);
-    if (shift_of(t)) cc_.shl(nbytes, shift_of(t));
-    cc_.lea(src, ax::ptr(run_ptr_[k], j, shift_of(t)));
-    cc_.lea(buf, bounce_[k]);
-    emit_byte_copy(cc_, src, buf, nbytes);
+    copy(BounceCopy::kOut, k, t);
   }
   cc_.bind(done);
   for (int r : reductions) values_[r] = finish_reduction(r, row_acc[r]);

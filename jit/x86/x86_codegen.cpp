@@ -159,26 +159,15 @@ void KernelGenerator::emit_run(const ax::Gp& len) {
   cc_.mov(rem, len);
   cc_.sub(rem, j);
   cc_.jle(skip);
-  ax::Gp nbytes = cc_.newInt64("nbytes"), src = cc_.newIntPtr("src"), buf = cc_.newIntPtr("buf");
-  for (int k = 0; k < spec_.num_inputs(); ++k) {
-    if (!streams(k)) continue;
+  auto copy = [&](BounceCopy direction, int k) {
     DType t = operand_dtype(k);
-    cc_.mov(nbytes, rem);
-    if (shift_of(t)) cc_.shl(nbytes, shift_of(t));
-    cc_.lea(src, ax::ptr(run_ptr_[k], j, shift_of(t)));
-    cc_.lea(buf, bounce_[k]);
-    emit_byte_copy(cc_, buf, src, nbytes);
-  }
+    emit_bounce_copy(cc_, direction, bounce_[k], ax::ptr(run_ptr_[k], j, shift_of(t)), rem, t);
+  };
+  for (int k = 0; k < spec_.num_inputs(); ++k)
+    if (streams(k)) copy(BounceCopy::kIn, k);
   emit_level(kPerElement, j, 0, true);
   store_outputs(j, 0, true);
-  for (int k = spec_.num_inputs(); k < num_operands(); ++k) {
-    DType t = operand_dtype(k);
-    cc_.mov(nbytes, rem);
-    if (shift_of(t)) cc_.shl(nbytes, shift_of(t));
-    cc_.lea(src, ax::ptr(run_ptr_[k], j, shift_of(t)));
-    cc_.lea(buf, bounce_[k]);
-    emit_byte_copy(cc_, src, buf, nbytes);
-  }
+  for (int k = spec_.num_inputs(); k < num_operands(); ++k) copy(BounceCopy::kOut, k);
   cc_.bind(skip);
 }
 

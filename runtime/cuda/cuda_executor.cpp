@@ -18,10 +18,7 @@ std::vector<StoragePtr> CudaPrecompiledExecutor::run(const Fragment& fragment,
 
   std::vector<StoragePtr> storage(fragment.values.size());
   for (size_t i = 0; i < fragment.inputs.size(); ++i) storage[fragment.inputs[i]] = input_storage[i];
-  std::vector<int> last_use(fragment.values.size(), -1);
-  for (size_t n = 0; n < fragment.nodes.size(); ++n)
-    for (int v : fragment.nodes[n].inputs) last_use[v] = static_cast<int>(n);
-  for (int v : fragment.outputs) last_use[v] = static_cast<int>(fragment.nodes.size());
+  const std::vector<int> last_use = last_uses(fragment);
 
   // Intermediates that died stay with the run until the stream has run
   // (Note [Stream-ordered reuse]); later nodes of the run may take them
