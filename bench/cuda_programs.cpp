@@ -17,13 +17,13 @@
 #include <string>
 #include <vector>
 
-#include "wok/jit/cuda/cuda_compiler.h"
 #include "wok/jit/cuda/cuda_jit_runner.h"
 #include "wok/jit/cuda/cuda_renderer.h"
-#include "wok/jit/cuda/nvrtc_loader.h"
 #include "wok/jit/plan.h"
 #include "wok/runtime/cuda/cuda_allocator.h"
+#include "wok/runtime/cuda/cuda_compiler.h"
 #include "wok/runtime/cuda/cuda_copy.h"
+#include "wok/runtime/cuda/nvrtc_loader.h"
 #include "programs.h"
 #include "wok/wok.h"
 
@@ -76,8 +76,8 @@ void nvrtc_table(int iterations) {
       for (int i = 0; i < 2; ++i) {
         std::vector<double> times;
         for (int it = 0; it < iterations; ++it) {
-          absl::StatusOr<wok::jit::cuda::CudaBinary> bin =
-              wok::jit::cuda::compile_cuda(k->source, "bench_kernel", i ? 90 : 80);
+          absl::StatusOr<wok::cuda::CudaBinary> bin =
+              wok::cuda::compile_cuda(k->source, "bench_kernel", i ? 90 : 80);
           if (!bin.ok()) {
             std::printf("compile failed: %s\n", std::string(bin.status().message()).c_str());
             return;

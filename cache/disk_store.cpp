@@ -12,7 +12,7 @@
 #include "wok/cache/cache_config.h"
 #include "wok/cache/cpu_feature_mask.h"
 #include "wok/cache/maintenance.h"
-#include "wok/jit/signature.h"
+#include "wok/runtime/signature.h"
 #include "wok/runtime/stats.h"
 
 namespace wok::cache {
@@ -20,7 +20,7 @@ namespace wok::cache {
 StoreLayout::StoreLayout(const std::string& dir)
     : root(dir), kernels(dir + "/kernels"), locks(dir + "/locks"), tmp(dir + "/tmp"), misses(dir + "/misses") {}
 
-std::string key_of(std::string_view signature) { return jit::hash128(signature).hex(); }
+std::string key_of(std::string_view signature) { return hash128(signature).hex(); }
 
 DiskStore& DiskStore::global() {
   static DiskStore* store = new DiskStore();  // leaked, like the kernel cache it serves

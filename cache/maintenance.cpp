@@ -9,7 +9,7 @@
 #include "wok/cache/cpu_feature_mask.h"
 #include "wok/cache/disk_store.h"
 #include "wok/cache/file_util.h"
-#include "wok/jit/signature.h"
+#include "wok/runtime/signature.h"
 
 namespace wok::cache {
 
@@ -58,7 +58,7 @@ absl::StatusOr<std::vector<DirEntry>> files_in(const std::string& dir) {
 
 absl::Status check_current_build(const EntryHeader& h, uint64_t host_features) {
   EntryHeader want;
-  want.wok_version = jit::wok_version();
+  want.wok_version = wok_version();
   want.generator = generator_hash();
   want.compiler = h.backend == "x86-64" ? std::string(x86_compiler_id()) : h.compiler;
   want.backend = h.backend;

@@ -11,8 +11,8 @@
 
 #include "wok/cache/cache_config.h"
 #include "wok/cache/file_util.h"
-#include "wok/jit/plan_cache.h"
-#include "wok/jit/signature.h"
+#include "wok/runtime/fragment_signature.h"
+#include "wok/runtime/signature.h"
 
 namespace wok::cache {
 
@@ -28,7 +28,7 @@ std::string hex64(uint64_t v) {
   return buf;
 }
 
-std::string fragment_key(const Fragment& f) { return jit::hash128(jit::fragment_signature(f)).hex(); }
+std::string fragment_key(const Fragment& f) { return hash128(fragment_signature(f)).hex(); }
 
 struct Recorder {
   std::mutex mu;

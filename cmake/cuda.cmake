@@ -1,6 +1,6 @@
 # ---- CUDA backend ------------------------------------------------------------------
 # wok links no CUDA library: the driver and NVRTC are opened at run time
-# (runtime/cuda/cuda_driver.h, jit/cuda/nvrtc_loader.h). What this file adds
+# (runtime/cuda/cuda_driver.h, runtime/cuda/nvrtc_loader.h). What this file adds
 # to the static library `wok`:
 #  - templates/* and runtime/kernels/cuda/*.cu embedded as byte arrays
 #    (cmake/embed_files.cmake), so nothing is read from disk at run time;

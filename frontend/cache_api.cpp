@@ -2,7 +2,7 @@
 
 #include "wok/cache/bundle.h"
 #include "wok/cache/disk_store.h"
-#include "wok/cache/warmup.h"
+#include "wok/jit/warmup.h"
 #include "wok/runtime/cpu_features.h"
 #include "wok/runtime/error.h"
 #include "wok/runtime/op_registry.h"
@@ -20,7 +20,7 @@ std::string store_or_throw(const char* what) {
 
 WarmupResult warmup(const std::string& manifest_path) {
   OpRegistry::global();  // the built-in ops, which manifests name
-  absl::StatusOr<cache::WarmupReport> r = cache::warmup_manifest(manifest_path, host_cpu_isa());
+  absl::StatusOr<jit::WarmupReport> r = jit::warmup_manifest(manifest_path, host_cpu_isa());
   if (!r.ok()) throw Error("wok::warmup(" + manifest_path + "): " + std::string(r.status().message()));
   return {r->fragments, r->kernels, r->compiled, r->loaded, r->problems};
 }

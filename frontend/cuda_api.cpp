@@ -1,8 +1,8 @@
 #include "wok/frontend/cuda_api.h"
 
-#include "wok/jit/cuda/nvrtc_loader.h"
 #include "wok/runtime/cuda/cuda_allocator.h"
 #include "wok/runtime/cuda/cuda_driver.h"
+#include "wok/runtime/cuda/nvrtc_loader.h"
 
 namespace wok {
 
@@ -15,13 +15,13 @@ void cuda_synchronize(int device) {
   cuda::check(cuda::driver().cuCtxSynchronize(), "cuCtxSynchronize");
 }
 
-bool nvrtc_available() { return jit::cuda::nvrtc_available(); }
+bool nvrtc_available() { return cuda::nvrtc_available(); }
 
 std::string nvrtc_version() {
-  absl::StatusOr<const jit::cuda::Nvrtc*> n = jit::cuda::nvrtc();
+  absl::StatusOr<const cuda::Nvrtc*> n = cuda::nvrtc();
   return n.ok() ? (*n)->version_str() : std::string();
 }
 
-std::string nvrtc_unavailable_reason() { return jit::cuda::nvrtc_unavailable_reason(); }
+std::string nvrtc_unavailable_reason() { return cuda::nvrtc_unavailable_reason(); }
 
 }  // namespace wok

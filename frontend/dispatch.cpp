@@ -1,8 +1,9 @@
 #include "wok/frontend/dispatch.h"
 
+#include "wok/frontend/backends.h"
 #include "wok/runtime/evaluator.h"
-#include "wok/runtime/pool_allocator.h"
 #include "wok/runtime/observe/events.h"
+#include "wok/runtime/pool_allocator.h"
 
 namespace wok::detail {
 
@@ -95,6 +96,7 @@ std::shared_ptr<Node> record_node(const RegisteredOp& op, std::span<const Tensor
   // The inputs' shapes and dtypes, for the inference rules: per-thread
   // scratch whose capacity is reused from call to call (recording is the
   // hot path of a traced loop; the rules never record ops themselves).
+  install_backends_once();
   thread_local std::vector<Shape> shapes;
   thread_local std::vector<DType> dtypes;
   std::vector<DType> out_dtypes;

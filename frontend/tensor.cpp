@@ -1,5 +1,6 @@
 #include "wok/frontend/tensor.h"
 
+#include <functional>
 #include <sstream>
 
 #include "wok/frontend/dispatch.h"
@@ -104,30 +105,56 @@ Tensor Tensor::to(Device d) const {
   return Tensor(std::make_shared<TensorImpl>(TensorMeta{shape(), dtype(), d}, std::move(dst)));
 }
 
+namespace {
+
+// Tensors with more elements than this print only kEdgeItems at each end of
+// every longer dimension, as NumPy does.
+constexpr int64_t kSummaryThreshold = 1000;
+constexpr int64_t kEdgeItems = 3;
+
+// NumPy-style nested rows on one line: [[1, 2, 3], [4, 5, 6]].
+void print_nested(std::ostream& out, const Shape& shape, const Strides& strides, size_t dim, int64_t offset,
+                  bool summarise, const std::function<void(int64_t)>& element) {
+  if (dim == shape.size()) {
+    element(offset);
+    return;
+  }
+  out << "[";
+  const int64_t n = shape[dim];
+  const bool cut = summarise && n > 2 * kEdgeItems;
+  for (int64_t i = 0; i < n; ++i) {
+    if (cut && i == kEdgeItems) {
+      out << "..., ";
+      i = n - kEdgeItems;
+    }
+    print_nested(out, shape, strides, dim + 1, offset + i * strides[dim], summarise, element);
+    if (i + 1 < n) out << ", ";
+  }
+  out << "]";
+}
+
+}  // namespace
+
 std::string Tensor::str() const {
   if (!defined()) return "Tensor(undefined)";
   std::ostringstream out;
   out << dtype_name(dtype()) << shape_str(shape()) << " ";
-  std::vector<double> v = to_vector<double>();
   const Shape& s = shape();
-  constexpr size_t kMaxShown = 64;
-  if (s.empty()) {
-    out << v[0];
-    return out.str();
+  const bool summarise = numel() > kSummaryThreshold;
+  std::function<void(int64_t)> element;
+  std::vector<double> f;
+  std::vector<int64_t> i;
+  if (dtype() == DType::kBool) {
+    i = to_vector<int64_t>();
+    element = [&](int64_t k) { out << (i[k] ? "true" : "false"); };
+  } else if (is_floating(dtype())) {
+    f = to_vector<double>();
+    element = [&](int64_t k) { out << f[k]; };
+  } else {
+    i = to_vector<int64_t>();
+    element = [&](int64_t k) { out << i[k]; };
   }
-  // Nested brackets, row-major; long tensors are cut with "...".
-  Strides st = contiguous_strides(s);
-  for (size_t i = 0; i < v.size() && i < kMaxShown; ++i) {
-    for (size_t d = 0; d < s.size(); ++d)
-      if (i % st[d] == 0) out << "[";
-    out << v[i];
-    size_t closes = 0;
-    for (size_t d = 0; d < s.size(); ++d)
-      if ((i + 1) % st[d] == 0) ++closes;
-    out << std::string(closes, ']');
-    if (i + 1 < v.size()) out << ", ";
-  }
-  if (v.size() > kMaxShown) out << "...";
+  print_nested(out, s, contiguous_strides(s), 0, 0, summarise, element);
   return out.str();
 }
 

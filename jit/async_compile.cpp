@@ -12,8 +12,8 @@
 #include <unordered_set>
 
 #include "wok/jit/plan_cache.h"
-#include "wok/jit/signature.h"
 #include "wok/runtime/observe/events.h"
+#include "wok/runtime/signature.h"
 
 namespace wok::jit {
 

@@ -15,9 +15,10 @@
 #include "wok/cache/cache_config.h"
 #include "wok/cache/cpu_feature_mask.h"
 #include "wok/cache/disk_store.h"
-#include "wok/jit/dump.h"
+#include "wok/jit/once_cache.h"
 #include "wok/jit/x86/instr_emitter.h"
 #include "wok/jit/x86/x86_codegen.h"
+#include "wok/runtime/dump.h"
 #include "wok/runtime/observe/events.h"
 #include "wok/runtime/stats.h"
 
@@ -26,13 +27,7 @@ namespace wok::jit {
 using KernelResult = absl::StatusOr<std::shared_ptr<const CompiledKernel>>;
 
 struct KernelCache::Impl {
-  struct Entry {
-    std::string signature;
-    std::shared_future<KernelResult> result;
-  };
-  mutable std::mutex mu;
-  std::unordered_map<Key128, std::vector<Entry>, Key128Hash> entries;
-  size_t count = 0;
+  OnceCache<KernelResult> kernels;
 };
 
 KernelCache::KernelCache() : impl_(new Impl()) {}
@@ -164,54 +159,30 @@ KernelResult KernelCache::get(const FusedKernelSpec& spec, CpuIsa isa) {
   std::string signature = signature_of(spec, isa);
   Key128 key = hash128(signature);
   auto& counters = detail::counters();
-  std::promise<KernelResult> promise;
-  {
-    std::unique_lock lock(impl_->mu);
-    auto& bucket = impl_->entries[key];
-    for (const Impl::Entry& e : bucket) {
-      if (e.signature != signature) continue;  // a hash collision: not ours
-      std::shared_future<KernelResult> result = e.result;
-      lock.unlock();
-      counters.cache_hits.fetch_add(1, std::memory_order_relaxed);
-      if (WOK_OBSERVING(observe::EventKind::kKernelCache)) {
-        observe::Event ev;
-        ev.kind = observe::EventKind::kKernelCache;
-        ev.hit = true;
-        ev.name = spec.short_name(key.hex());
-        ev.id = key.lo;
-        observe::emit(std::move(ev));
-      }
-      return result.get();  // waits if another thread is still compiling it
+  OnceCache<KernelResult>::Outcome outcome;
+  KernelResult result = impl_->kernels.get(
+      key, signature,
+      [&] {
+        counters.cache_misses.fetch_add(1, std::memory_order_relaxed);
+        return load_or_compile(spec, isa, signature, key);
+      },
+      &outcome);
+  if (outcome == OnceCache<KernelResult>::Outcome::kHit) {
+    counters.cache_hits.fetch_add(1, std::memory_order_relaxed);
+    if (WOK_OBSERVING(observe::EventKind::kKernelCache)) {
+      observe::Event ev;
+      ev.kind = observe::EventKind::kKernelCache;
+      ev.hit = true;
+      ev.name = spec.short_name(key.hex());
+      ev.id = key.lo;
+      observe::emit(std::move(ev));
     }
-    bucket.push_back({signature, promise.get_future().share()});
-    ++impl_->count;
-  }
-  counters.cache_misses.fetch_add(1, std::memory_order_relaxed);
-  KernelResult result = load_or_compile(spec, isa, signature, key);
-  promise.set_value(result);
-  if (!result.ok()) {
-    // Failures are not kept: a later call (strict mode lifted, space freed) tries again.
-    std::lock_guard lock(impl_->mu);
-    auto& bucket = impl_->entries[key];
-    for (auto it = bucket.begin(); it != bucket.end(); ++it)
-      if (it->signature == signature) {
-        bucket.erase(it);
-        --impl_->count;
-        break;
-      }
   }
   return result;
 }
 
-size_t KernelCache::size() const {
-  std::lock_guard lock(impl_->mu);
-  return impl_->count;
-}
+size_t KernelCache::size() const { return impl_->kernels.size(); }
 
-void KernelCache::clear() {
-  std::lock_guard lock(impl_->mu);
-  impl_->entries.clear();
-  impl_->count = 0;
-}
+void KernelCache::clear() { impl_->kernels.clear(); }
 
 }  // namespace wok::jit

@@ -7,8 +7,8 @@
 #include <absl/status/statusor.h>
 
 #include "wok/jit/fused_kernel.h"
-#include "wok/jit/signature.h"
 #include "wok/runtime/cpu_features.h"
+#include "wok/runtime/signature.h"
 
 namespace wok::jit {
 

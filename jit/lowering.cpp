@@ -14,13 +14,13 @@ namespace {
 // argmax compares its input as it is (no cast); its instruction's dtype is
 // that of the index, int64.
 ScalarProgram reduction_program(const Fragment& f, const FragmentNode& n) {
-  const std::string& op = n.op->name();
+  const ReductionSchema& schema = *n.op->def().reduction;
   DType in_t = f.values[n.inputs[0]].dtype, out_t = f.values[n.outputs[0]].dtype;
   ScalarProgram p;
   ScalarInstr input(ScalarOp::kInput, in_t);
   input.index = 0;
   p.instrs.push_back(input);
-  if (op == "argmax") {
+  if (schema.yields_index()) {
     ScalarInstr red(ScalarOp::kReduceArgmax, out_t);
     red.args[0] = 0;
     p.instrs.push_back(red);
@@ -34,13 +34,11 @@ ScalarProgram reduction_program(const Fragment& f, const FragmentNode& n) {
     p.instrs.push_back(c);
     x = static_cast<int32_t>(p.instrs.size() - 1);
   }
-  ScalarOp r = op == "max" ? ScalarOp::kReduceMax : op == "min" ? ScalarOp::kReduceMin
-             : op == "prod" ? ScalarOp::kReduceProd : ScalarOp::kReduceSum;
-  ScalarInstr red(r, out_t);
+  ScalarInstr red(schema.combine, out_t);
   red.args[0] = x;
   p.instrs.push_back(red);
   int32_t result = static_cast<int32_t>(p.instrs.size() - 1);
-  if (op == "mean") {
+  if (schema.divides_by_count) {
     p.instrs.push_back(ScalarInstr(ScalarOp::kRowLength, out_t));
     ScalarInstr d(ScalarOp::kDiv, out_t);
     d.args[0] = result;
@@ -55,7 +53,7 @@ ScalarProgram reduction_program(const Fragment& f, const FragmentNode& n) {
 
 ScalarProgram node_program(const Fragment& f, int node) {
   const FragmentNode& n = f.nodes[node];
-  if (n.op->def().kind == OpKind::kReduction) return reduction_program(f, n);
+  if (n.op->def().reduction) return reduction_program(f, n);
   std::vector<DType> in, out;
   for (int v : n.inputs) in.push_back(f.values[v].dtype);
   for (int v : n.outputs) out.push_back(f.values[v].dtype);
@@ -67,10 +65,7 @@ ScalarProgram node_program(const Fragment& f, int node) {
 std::optional<ReduceSpace> reduction_space(const PlanGraph& g, int node) {
   const FragmentNode& n = g.fragment.nodes[node];
   const OpDef& def = n.op->def();
-  if (def.kind != OpKind::kReduction) return std::nullopt;
-  const std::string& op = def.name;
-  if (op != "sum" && op != "mean" && op != "max" && op != "min" && op != "prod" && op != "argmax")
-    return std::nullopt;
+  if (!def.reduction || !g.target.fuses_reductions) return std::nullopt;
   const Shape& in = g.fragment.values[n.inputs[0]].shape;
   int nd = static_cast<int>(in.size());
   if (nd == 0 || numel(in) == 0) return std::nullopt;
@@ -87,7 +82,7 @@ std::optional<ReduceSpace> reduction_space(const PlanGraph& g, int node) {
   int64_t columns = 1;
   for (int d = end; d < nd; ++d) columns *= in[d];
   if (columns > kMaxColumnKernelColumns) return std::nullopt;
-  if (op == "argmax") {
+  if (def.reduction->yields_index()) {
     // Generated argmax keeps indices in lanes as wide as its input's, so
     // 4-byte inputs index at most kMaxArgmaxIndex32 elements. Over one
     // element the index is 0 and the result has the input's shape, which a
@@ -97,11 +92,14 @@ std::optional<ReduceSpace> reduction_space(const PlanGraph& g, int node) {
     DType t = g.fragment.values[n.inputs[0]].dtype;
     if (reduced == 1 || (itemsize(t) < 8 && reduced > x86::kMaxArgmaxIndex32)) return std::nullopt;
   }
-  if (!x86::can_compile(node_program(g.fragment, node))) return std::nullopt;
+  if (!g.target.can_compile(node_program(g.fragment, node))) return std::nullopt;
   return ReduceSpace{in, k, end};
 }
 
-bool yields_index(const PlanGraph& g, int node) { return g.fragment.nodes[node].op->def().name == "argmax"; }
+bool yields_index(const PlanGraph& g, int node) {
+  const OpDef& def = g.fragment.nodes[node].op->def();
+  return def.reduction && def.reduction->yields_index();
+}
 
 bool is_full_value(const Shape& v, const ReduceSpace& s) { return v == s.shape; }
 
@@ -140,24 +138,27 @@ bool is_readable_input(const Shape& v, const ReduceSpace& s) {
 
 bool is_jit_elementwise(const PlanGraph& g, int node) {
   const OpDef& def = g.fragment.nodes[node].op->def();
-  return def.kind == OpKind::kElementwise && def.formula && x86::can_compile(node_program(g.fragment, node));
+  return def.kind == OpKind::kElementwise && def.formula && g.target.can_compile(node_program(g.fragment, node));
 }
 
 std::string fusion_blocker(const PlanGraph& g, int node) {
   const FragmentNode& n = g.fragment.nodes[node];
   const OpDef& def = n.op->def();
+  if (def.kind == OpKind::kReduction && !g.target.fuses_reductions)
+    return "the " + std::string(g.target.name) + " generator fuses no reductions";
   if (def.kind == OpKind::kReduction)
     return reduction_space(g, node)
                ? ""
                : "reduction over other axes, of a dtype, or of more columns than the JIT generates";
   if (def.kind != OpKind::kElementwise) return std::string(op_kind_name(def.kind)) + " op";
   if (!def.formula) return "no scalar formula";
-  if (!x86::can_compile(node_program(g.fragment, node))) return "no JIT emitter for its dtype (integer pow)";
+  if (!g.target.can_compile(node_program(g.fragment, node)))
+    return "no " + std::string(g.target.name) + " emitter for its dtype (integer pow)";
   const Shape& out = g.fragment.values[n.outputs[0]].shape;
   if (numel(out) == 0) return "empty output";
   std::vector<const Shape*> ins;
   for (int v : g.inputs_of(node)) ins.push_back(&g.fragment.values[v].shape);
-  if (collapse_layout(out, ins).shape.size() > static_cast<size_t>(x86::kMaxRank)) return "too many broadcast dims";
+  if (collapse_layout(out, ins).shape.size() > static_cast<size_t>(g.target.max_rank)) return "too many broadcast dims";
   return "";
 }
 

@@ -7,9 +7,10 @@
 #include <mutex>
 #include <queue>
 
-#include "wok/jit/dump.h"
 #include "wok/jit/graphviz.h"
 #include "wok/jit/passes/passes.h"
+#include "wok/jit/union_find.h"
+#include "wok/runtime/dump.h"
 #include "wok/runtime/error.h"
 #include "wok/runtime/executor.h"
 #include "wok/runtime/kernel.h"
@@ -17,6 +18,7 @@
 #include "wok/runtime/op_registry.h"
 #include "wok/runtime/stats.h"
 #include "wok/runtime/thread_pool.h"
+#include "wok/runtime/wrapping.h"
 
 namespace wok::jit {
 
@@ -62,8 +64,8 @@ void combine_partials(ScalarOp op, const uint64_t* partials, int chunks, int str
     for (int c = 1; c < chunks; ++c) {
       T v = at(c);
       switch (op) {
-        case ScalarOp::kReduceSum: acc = static_cast<T>(acc + v); break;
-        case ScalarOp::kReduceProd: acc = static_cast<T>(acc * v); break;
+        case ScalarOp::kReduceSum: acc = wrap_add(acc, v); break;
+        case ScalarOp::kReduceProd: acc = wrap_mul(acc, v); break;
         case ScalarOp::kReduceMax: acc = (v != v || v > acc) ? v : acc; break;
         default: acc = (v != v || v < acc) ? v : acc; break;
       }
@@ -204,15 +206,6 @@ std::vector<PlanStep> order_steps(std::vector<StepDraft> drafts, size_t num_valu
   return steps;
 }
 
-struct UnionFind {
-  explicit UnionFind(size_t n) : parent(n) { std::iota(parent.begin(), parent.end(), 0); }
-  int find(int x) {
-    while (parent[x] != x) x = parent[x] = parent[parent[x]];
-    return x;
-  }
-  void join(int a, int b) { parent[find(a)] = find(b); }
-  std::vector<int> parent;
-};
 
 void plan_memory(Plan& plan, const PlanGraph& g) {
   const Fragment& f = g.fragment;
@@ -331,8 +324,8 @@ std::shared_ptr<const Plan> build_plan(const Fragment& fragment, CpuIsa isa) {
   return plan;
 }
 
-std::shared_ptr<Plan> plan_structure(const Fragment& fragment) {
-  PlanGraph g(fragment);
+std::shared_ptr<Plan> plan_structure(const Fragment& fragment, const Target& target) {
+  PlanGraph g(fragment, target);
   std::vector<PassRecord> records = run_passes(g, dump_enabled());
   auto plan = std::make_shared<Plan>();
   plan->canonical = g.canonical;
@@ -359,13 +352,24 @@ PlanRun::PlanRun(const Plan& plan, const Fragment& f, std::vector<StoragePtr> in
   for (size_t bytes : plan.output_storage_bytes) outputs_.push_back(Storage::allocate(bytes, device));
 }
 
+namespace {
+void* empty_buffer_address() {
+  alignas(kArenaAlign) static char empty[kArenaAlign];
+  return empty;
+}
+}  // namespace
+
 void* placement_address(const Plan& plan, int v, std::span<const StoragePtr> inputs,
                         std::span<const StoragePtr> outputs, const Storage* arena) {
   const Placement& p = plan.placement[v];
   switch (p.where) {
     case Placement::Where::kInput: return inputs[p.index]->data();
     case Placement::Where::kOutput: return outputs[p.index]->data();
-    case Placement::Where::kArena: return static_cast<char*>(arena->data()) + p.offset;
+    case Placement::Where::kArena:
+      // A plan whose intermediates are all empty has no arena; nothing reads
+      // or writes through these addresses, but kernels still take one.
+      if (!arena) return empty_buffer_address();
+      return static_cast<char*>(arena->data()) + p.offset;
     case Placement::Where::kNone: break;
   }
   throw Error("wok JIT: value %" + std::to_string(v) + " has no buffer (internal error)");

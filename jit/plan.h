@@ -17,6 +17,7 @@
 
 #include "wok/jit/kernel_cache.h"
 #include "wok/jit/lowering.h"
+#include "wok/jit/target.h"
 #include "wok/runtime/cpu_features.h"
 #include "wok/runtime/fragment.h"
 
@@ -85,9 +86,10 @@ void replay_plan_on_streams(std::shared_ptr<const Plan> plan, std::shared_ptr<Fr
 // cache) and plans memory. Throws wok::Error if a kernel fails to compile.
 std::shared_ptr<const Plan> build_plan(const Fragment& fragment, CpuIsa isa);
 // build_plan without compiling: passes, lowered kernel steps (kernel left
-// null), order, lanes and memory. The CUDA JIT compiles the same steps with
-// NVRTC (jit/cuda/cuda_jit_runner.h).
-std::shared_ptr<Plan> plan_structure(const Fragment& fragment);
+// null), order, lanes and memory, fused by `target`'s rules. The CUDA JIT
+// plans for cuda_target() and compiles the steps with NVRTC
+// (jit/cuda/cuda_jit_runner.h).
+std::shared_ptr<Plan> plan_structure(const Fragment& fragment, const Target& target = x86_target());
 
 // Where value v lives in one run of `plan` (CPU and CUDA replays alike):
 // an input's, an output's or the arena's memory.

@@ -7,8 +7,9 @@
 
 namespace wok::jit {
 
-PlanGraph::PlanGraph(const Fragment& f)
+PlanGraph::PlanGraph(const Fragment& f, const Target& t)
     : fragment(f),
+      target(t),
       producer(f.values.size(), -1),
       canonical(f.values.size()),
       alive(f.nodes.size(), true),

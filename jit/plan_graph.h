@@ -7,14 +7,17 @@
 #include <string>
 #include <vector>
 
+#include "wok/jit/target.h"
 #include "wok/runtime/fragment.h"
 
 namespace wok::jit {
 
 struct PlanGraph {
-  explicit PlanGraph(const Fragment& fragment);
+  // Plans `fragment` for `target`: what may fuse is the target's to say.
+  explicit PlanGraph(const Fragment& fragment, const Target& target = x86_target());
 
   const Fragment& fragment;
+  const Target& target;
   std::vector<int> producer;                // value -> node index, -1 for fragment inputs
   std::vector<int> canonical;               // value -> the value that stands for it (CSE)
   std::vector<bool> alive;                  // node is still needed

@@ -6,8 +6,8 @@
 #include <vector>
 
 #include "wok/jit/plan_cache.h"
-#include "wok/jit/signature.h"
 #include "wok/runtime/op_registry.h"
+#include "wok/runtime/signature.h"
 
 namespace wok::jit {
 

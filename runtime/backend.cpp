@@ -12,10 +12,6 @@
 
 namespace wok {
 
-// Defined in runtime/builtin_runners.cpp: installs the precompiled executor
-// and, where built and supported, the JIT.
-void install_builtin_runners();
-
 namespace {
 
 constexpr int kNumBackends = 2;
@@ -32,9 +28,14 @@ Backend backend_from_env() {
   return Backend::kJit;
 }
 
+// The precompiled CPU executor is runtime's own; the layers above install
+// theirs (the JIT, CUDA) before they record work (frontend/backends.cpp).
 void ensure_installed() {
   static std::once_flag once;
-  std::call_once(once, install_builtin_runners);
+  std::call_once(once, [] {
+    static PrecompiledExecutor* cpu_precompiled = new PrecompiledExecutor();
+    install_runner(Backend::kPrecompiled, DeviceType::kCPU, cpu_precompiled);
+  });
 }
 
 }  // namespace

@@ -73,14 +73,12 @@ void TensorImpl::publish_async(std::shared_ptr<AsyncResult> result, int index) {
   }
   ready_.store(true, std::memory_order_release);
   node_.reset();
-  cost_ = {};
 }
 
 void TensorImpl::publish(StoragePtr storage) {
   storage_ = std::move(storage);
   ready_.store(true, std::memory_order_release);
   node_.reset();
-  cost_ = {};
 }
 
 }  // namespace wok

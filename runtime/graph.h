@@ -86,6 +86,9 @@ class TensorImpl {
   // Valid while pending; read under the graph mutex.
   const std::shared_ptr<Node>& node() const { return node_; }
   int output_index() const { return output_index_; }
+  // Meaningful while pending. Written only before the tensor is shared (by
+  // its constructor and set_cost), never by publish: other threads read it
+  // without the graph mutex after a ready() check that may already be stale.
   const PendingCost& cost() const { return cost_; }
 
   // Called by the evaluator, under the graph mutex.

@@ -8,6 +8,7 @@
 #include <new>
 
 #include "wok/runtime/observe/events.h"
+#include "wok/runtime/sanitizers.h"
 
 namespace wok {
 
@@ -51,6 +52,8 @@ void* HostAllocator::os_allocate(size_t size) {
 }
 
 void HostAllocator::os_free(void* p, size_t size) {
+  // Poison left on unmapped pages would fault whoever maps them next.
+  asan_unpoison(p, size);
   if (size < kLargeBlock) std::free(p);
   else munmap(p, size);
 }
@@ -94,6 +97,10 @@ void* HostAllocator::allocate(size_t bytes) {
   }
   stats_.current_bytes += static_cast<int64_t>(size);
   stats_.peak_bytes = std::max(stats_.peak_bytes, stats_.current_bytes);
+  // Under ASan the caller gets exactly what it asked for: the size class's
+  // slack stays poisoned, so an overrun inside it is reported.
+  asan_unpoison(p, bytes);
+  asan_poison(static_cast<char*>(p) + bytes, size - bytes);
   if (WOK_OBSERVING(observe::EventKind::kAlloc))
     emit_memory_event(observe::EventKind::kAlloc, size, stats_.current_bytes, lock);
   return p;
@@ -102,6 +109,7 @@ void* HostAllocator::allocate(size_t bytes) {
 void HostAllocator::deallocate(void* p, size_t bytes) {
   if (!p) return;
   size_t size = size_class(bytes);
+  asan_poison(p, size);  // a use after free of a cached block is reported
   std::unique_lock lock(mu_);
   free_blocks_[size].push_back(p);
   stats_.current_bytes -= static_cast<int64_t>(size);

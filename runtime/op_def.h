@@ -1,6 +1,6 @@
 // What an operator is: its schema, shape and dtype rules and, for
 // elementwise ops, its scalar formula. No kernel lives here; kernels are
-// registered per device in runtime/kernel_registry.h.
+// registered per device in runtime/op_registry.h.
 //
 // Note [One formula per op]
 // An elementwise op states its math once, as a FormulaFn. The JIT compiles
@@ -12,6 +12,7 @@
 #pragma once
 
 #include <functional>
+#include <optional>
 #include <span>
 #include <string>
 #include <vector>
@@ -34,6 +35,16 @@ enum class OpKind : uint8_t {
 
 std::string_view op_kind_name(OpKind kind);
 
+// What a reduction op computes, for passes and code generators (which read
+// this, never the op's name). The combining instruction fixes the identity
+// (0 for sum, 1 for prod, none for max, min and argmax: an empty axis is an
+// error there) and how partial results merge.
+struct ReductionSchema {
+  ScalarOp combine = ScalarOp::kReduceSum;  // kReduceSum, kReduceProd, kReduceMax, kReduceMin, kReduceArgmax
+  bool divides_by_count = false;            // mean: the combined value over the count
+  bool yields_index() const { return combine == ScalarOp::kReduceArgmax; }
+};
+
 // Shape and dtype rules. They throw wok::ShapeError / wok::DTypeError with a
 // short reason; the caller adds the op name, shapes and dtypes.
 using ShapeFn = std::function<std::vector<Shape>(std::span<const Shape> inputs, const Attrs& attrs)>;
@@ -51,6 +62,10 @@ struct OpDef {
   ShapeFn infer_shape;                     // required
   DTypeFn infer_dtype;                     // required
   FormulaFn formula;                       // elementwise ops
+  std::optional<ReductionSchema> reduction;  // reductions the JIT may fuse
+  // A creation op whose output holds one value everywhere (attribute
+  // "value"): constant folding inlines it as a launch parameter.
+  bool fills_constant = false;
   // The output is input 0's buffer, unchanged (reshape of a contiguous
   // tensor); the kernel is not called.
   bool output_aliases_input = false;

@@ -28,7 +28,7 @@ enum class ScalarOp : uint8_t {
   kEq, kNe, kLt, kLe, kGt, kGe, kAnd, kOr,
   // ternary: a ? b : c
   kSelect,
-  // Reductions along the row of a JIT row kernel (jit/row_kernel.h); never
+  // Reductions along the row of a JIT row kernel (jit/x86/row_codegen.cpp); never
   // produced by a formula. The result is the row's value, available once
   // the row has been read; kRowLength is the row's length.
   kReduceSum, kReduceMax, kReduceMin, kReduceProd, kReduceArgmax, kRowLength,

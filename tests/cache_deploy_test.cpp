@@ -76,7 +76,7 @@ TEST(CacheFragmentRecord, RoundTripsEveryAttributeTypeExactly) {
     absl::StatusOr<std::unique_ptr<wc::OwnedFragment>> back = wc::deserialize_fragment(text);
     ASSERT_TRUE(back.ok()) << back.status() << "\n" << text;
     EXPECT_EQ(wc::serialize_fragment((*back)->fragment), text);
-    EXPECT_EQ(wok::jit::fragment_signature((*back)->fragment), wok::jit::fragment_signature(h->fragment))
+    EXPECT_EQ(wok::fragment_signature((*back)->fragment), wok::fragment_signature(h->fragment))
         << "bit-exact attributes, same op, same wiring";
     EXPECT_EQ((*back)->fragment.nodes[0].attrs->get_string("text"), "a b%c\n\t\x01 \xc3\xa9");
   }

@@ -13,17 +13,18 @@
 #include <thread>
 
 #include "cuda_test_util.h"
-#include "wok/jit/cuda/cuda_compiler.h"
 #include "wok/jit/cuda/cuda_kernel_cache.h"
 #include "wok/jit/cuda/cuda_renderer.h"
-#include "wok/jit/cuda/embedded_files.h"
 #include "wok/jit/plan.h"
+#include "wok/runtime/cuda/cuda_compiler.h"
+#include "wok/runtime/cuda/embedded_files.h"
 
 namespace {
 
 using wok::DType;
 using wok::jit::FusedKernelSpec;
 namespace cj = wok::jit::cuda;
+namespace cu = wok::cuda;
 
 constexpr int kArchs[] = {80, 90};
 
@@ -62,14 +63,14 @@ std::vector<std::string> compile_all(const std::vector<Case>& cases, double* ms_
       const int arch = kArchs[job % std::size(kArchs)];
       std::string source;
       for (size_t i = b * kBatch; i < std::min(cases.size(), (b + 1) * kBatch); ++i) source += sources[i];
-      absl::StatusOr<cj::CudaBinary> bin = cj::compile_cuda(source, "batch" + std::to_string(b), arch);
+      absl::StatusOr<cu::CudaBinary> bin = cu::compile_cuda(source, "batch" + std::to_string(b), arch);
       if (bin.ok() && bin->is_cubin && !bin->image.empty()) {
         us.fetch_add(static_cast<int64_t>(bin->compile_ms * 1000));
         continue;
       }
       for (size_t i = b * kBatch; i < std::min(cases.size(), (b + 1) * kBatch); ++i) {
         if (sources[i].empty()) continue;
-        absl::StatusOr<cj::CudaBinary> one = cj::compile_cuda(sources[i], "k" + std::to_string(i), arch);
+        absl::StatusOr<cu::CudaBinary> one = cu::compile_cuda(sources[i], "k" + std::to_string(i), arch);
         if (!one.ok())
           fail(cases[i].label + " sm_" + std::to_string(arch) + ": " + std::string(one.status().message()) + "\n" +
                cases[i].spec.str());
@@ -152,8 +153,8 @@ TEST(CudaCodegen, TemplatesAreEmbedded) {
   ASSERT_NE(wok::embedded::find("templates/elementwise.cu.in"), nullptr);
   ASSERT_NE(wok::embedded::find("templates/wok_device.cuh"), nullptr);
   ASSERT_NE(wok::embedded::find("kernels/unary"), nullptr) << "the precompiled kernels' sources are embedded too";
-  EXPECT_FALSE(cj::templates_fingerprint().empty());
-  EXPECT_GE(cj::device_headers().names.size(), 3u);
+  EXPECT_FALSE(cu::templates_fingerprint().empty());
+  EXPECT_GE(cu::device_headers().names.size(), 3u);
 }
 
 TEST(CudaCodegen, RenderedSourceIsTheTemplateWithSlotsFilled) {
@@ -291,7 +292,7 @@ TEST(CudaCodegen, EveryFusionPatternCompilesForSm80AndSm90) {
 TEST(CudaCodegen, CompileErrorCarriesTheLogAndTheSourceLine) {
   WOK_SKIP_WITHOUT_NVRTC();
   std::string source = "#include \"wok_device.cuh\"\nextern \"C\" __global__ void broken(float* p) {\n  p[0] = undeclared_thing;\n}\n";
-  absl::StatusOr<cj::CudaBinary> b = cj::compile_cuda(source, "broken_kernel", 80);
+  absl::StatusOr<cu::CudaBinary> b = cu::compile_cuda(source, "broken_kernel", 80);
   ASSERT_FALSE(b.ok());
   std::string msg(b.status().message());
   EXPECT_NE(msg.find("broken_kernel.cu"), std::string::npos) << msg;
@@ -310,9 +311,9 @@ TEST(CudaCodegen, CubinCacheCompilesOnceAndKeysOnArchAndNvrtc) {
   ASSERT_TRUE(s80.ok() && s90.ok());
   EXPECT_NE(*s80, *s90);
   EXPECT_NE(s80->find("sm_80"), std::string::npos);
-  const cj::Nvrtc* nv = *cj::nvrtc();
+  const cu::Nvrtc* nv = *cu::nvrtc();
   EXPECT_NE(s80->find("nvrtc " + nv->version_str()), std::string::npos) << *s80;
-  EXPECT_NE(s80->find("tpl " + cj::templates_fingerprint()), std::string::npos);
+  EXPECT_NE(s80->find("tpl " + cu::templates_fingerprint()), std::string::npos);
 
   wok::reset_stats();
   auto k1 = cj::CudaKernelCache::global().get(*spec, 90);
@@ -326,11 +327,11 @@ TEST(CudaCodegen, CubinCacheCompilesOnceAndKeysOnArchAndNvrtc) {
 
 TEST(CudaCodegen, UnsupportedArchitectureFallsBackToPtx) {
   WOK_SKIP_WITHOUT_NVRTC();
-  const cj::Nvrtc* nv = *cj::nvrtc();
+  const cu::Nvrtc* nv = *cu::nvrtc();
   if (nv->supported_archs.empty()) GTEST_SKIP() << "this NVRTC cannot list its architectures";
   int beyond = nv->supported_archs.back() + 1;  // an sm_ NVRTC has never heard of
-  absl::StatusOr<cj::CudaBinary> b =
-      cj::compile_cuda("extern \"C\" __global__ void k(float* p) { p[0] = 1; }\n", "ptx_fallback", beyond);
+  absl::StatusOr<cu::CudaBinary> b =
+      cu::compile_cuda("extern \"C\" __global__ void k(float* p) { p[0] = 1; }\n", "ptx_fallback", beyond);
   ASSERT_TRUE(b.ok()) << b.status();
   EXPECT_FALSE(b->is_cubin);
   EXPECT_EQ(b->target, "compute_" + std::to_string(nv->supported_archs.back()));

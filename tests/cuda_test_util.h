@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "wok/jit/cuda/cuda_jit_runner.h"
-#include "wok/jit/cuda/nvrtc_loader.h"
+#include "wok/runtime/cuda/nvrtc_loader.h"
 
 // NVRTC tests run wherever NVRTC loads; GPU tests only with a device.
 #define WOK_SKIP_WITHOUT_NVRTC()                                                              \

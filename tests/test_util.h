@@ -16,6 +16,8 @@
 #include <type_traits>
 #include <vector>
 
+#include "wok/runtime/cpu_features.h"
+
 // gtest prints dtypes by name.
 namespace wok {
 inline void PrintTo(DType t, std::ostream* os) { *os << dtype_name(t); }
@@ -282,5 +284,26 @@ struct PendingLimitsGuard {
   wok::PendingLimits saved = wok::pending_limits();
   ~PendingLimitsGuard() { wok::set_pending_limits(saved); }
 };
+
+// ---- both backends ----------------------------------------------------------------
+
+// A suite whose tests run under the JIT and the precompiled kernels:
+// TEST_P(MySuite, ...) with `class MySuite : public wt::BothBackends {};` and
+// INSTANTIATE_TEST_SUITE_P(Backends, MySuite, wt::kBothBackends, wt::backend_param_name).
+class BothBackends : public ::testing::TestWithParam<wok::Backend> {
+ protected:
+  void SetUp() override {
+    if (GetParam() == wok::Backend::kJit && wok::host_cpu_isa() == wok::CpuIsa::kBaseline)
+      GTEST_SKIP() << "host has no AVX2: the JIT is off";
+    wok::set_backend(GetParam());
+  }
+  void TearDown() override { wok::set_backend(wok::Backend::kJit); }
+};
+
+inline const auto kBothBackends = ::testing::Values(wok::Backend::kJit, wok::Backend::kPrecompiled);
+
+inline std::string backend_param_name(const ::testing::TestParamInfo<wok::Backend>& info) {
+  return info.param == wok::Backend::kJit ? "Jit" : "Precompiled";
+}
 
 }  // namespace wt

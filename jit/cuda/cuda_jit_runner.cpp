@@ -10,13 +10,14 @@
 
 #include "wok/jit/cuda/cuda_kernel_cache.h"
 #include "wok/jit/cuda/cuda_renderer.h"
-#include "wok/jit/cuda/nvrtc_loader.h"
+#include "wok/jit/once_cache.h"
 #include "wok/jit/plan.h"
 #include "wok/jit/plan_cache.h"
 #include "wok/runtime/backend.h"
 #include "wok/runtime/cuda/cuda_executor.h"
 #include "wok/runtime/cuda/cuda_kernels.h"
 #include "wok/runtime/cuda/cuda_stream.h"
+#include "wok/runtime/cuda/nvrtc_loader.h"
 #include "wok/runtime/error.h"
 #include "wok/runtime/kernel.h"
 #include "wok/runtime/op_registry.h"
@@ -67,7 +68,7 @@ void notice_once(const std::string& what) {
 
 std::shared_ptr<const CudaPlan> build_cuda_plan(const Fragment& f, int device) {
   auto cp = std::make_shared<CudaPlan>();
-  std::shared_ptr<Plan> plan = plan_structure(f);
+  std::shared_ptr<Plan> plan = plan_structure(f, cuda_target());
   const int arch = dev::device_info(device).arch();
   cp->steps.resize(plan->steps.size());
   // Compile the plan's kernels concurrently: NVRTC takes tens of
@@ -99,50 +100,33 @@ std::shared_ptr<const CudaPlan> build_cuda_plan(const Fragment& f, int device) {
   return cp;
 }
 
+using CudaPlanResult = absl::StatusOr<std::shared_ptr<const CudaPlan>>;
+
+// CUDA plans by fragment and device, built once per key (Note [Compile once
+// per key] in jit/once_cache.h); build_cuda_plan throws on failure.
 class CudaPlanCache {
  public:
   std::shared_ptr<const CudaPlan> get_or_build(const Fragment& f, int device) {
     std::string signature = fragment_signature(f);
     signature += " cuda:" + std::to_string(device);
-    Key128 key = hash128(signature);
     auto& counters = detail::counters();
-    {
-      std::lock_guard lock(mu_);
-      if (auto it = entries_.find(key); it != entries_.end())
-        for (const Entry& e : it->second)
-          if (e.signature == signature) {
-            counters.plan_cache_hits.fetch_add(1, std::memory_order_relaxed);
-            return e.plan;
-          }
-    }
-    counters.plan_cache_misses.fetch_add(1, std::memory_order_relaxed);
-    std::shared_ptr<const CudaPlan> plan = build_cuda_plan(f, device);  // kernels still compile once
-    std::lock_guard lock(mu_);
-    auto& bucket = entries_[key];
-    for (const Entry& e : bucket)
-      if (e.signature == signature) return e.plan;
-    bucket.push_back({std::move(signature), plan});
-    ++count_;
-    return plan;
+    OnceCache<CudaPlanResult>::Outcome outcome;
+    CudaPlanResult plan = plans_.get(
+        hash128(signature), signature,
+        [&]() -> CudaPlanResult {
+          counters.plan_cache_misses.fetch_add(1, std::memory_order_relaxed);
+          return build_cuda_plan(f, device);
+        },
+        &outcome);
+    if (outcome == OnceCache<CudaPlanResult>::Outcome::kHit)
+      counters.plan_cache_hits.fetch_add(1, std::memory_order_relaxed);
+    return *plan;
   }
-  size_t size() const {
-    std::lock_guard lock(mu_);
-    return count_;
-  }
-  void clear() {
-    std::lock_guard lock(mu_);
-    entries_.clear();
-    count_ = 0;
-  }
+  size_t size() const { return plans_.size(); }
+  void clear() { plans_.clear(); }
 
  private:
-  struct Entry {
-    std::string signature;
-    std::shared_ptr<const CudaPlan> plan;
-  };
-  mutable std::mutex mu_;
-  std::unordered_map<Key128, std::vector<Entry>, Key128Hash> entries_;
-  size_t count_ = 0;
+  OnceCache<CudaPlanResult> plans_;
 };
 
 CudaPlanCache& plan_cache() {
@@ -281,8 +265,8 @@ std::vector<StoragePtr> replay(const CudaPlan& cp, const Fragment& f, std::span<
 std::vector<StoragePtr> CudaJitRunner::run(const Fragment& fragment, std::span<const StoragePtr> input_storage) {
   const Device device = fragment.values[fragment.outputs[0]].device;
   dev::require_device(device.index);
-  if (!nvrtc_available()) {
-    notice_once("no CUDA JIT (" + nvrtc_unavailable_reason() + "); using precompiled CUDA kernels");
+  if (!wok::cuda::nvrtc_available()) {
+    notice_once("no CUDA JIT (" + wok::cuda::nvrtc_unavailable_reason() + "); using precompiled CUDA kernels");
     return dev::cuda_precompiled_executor().run(fragment, input_storage);
   }
   dev::set_device(device.index);

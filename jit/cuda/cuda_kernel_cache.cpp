@@ -6,8 +6,9 @@
 #include <vector>
 
 #include "wok/jit/cuda/cuda_renderer.h"
-#include "wok/jit/cuda/nvrtc_loader.h"
-#include "wok/jit/dump.h"
+#include "wok/jit/once_cache.h"
+#include "wok/runtime/cuda/nvrtc_loader.h"
+#include "wok/runtime/dump.h"
 #include "wok/runtime/stats.h"
 
 namespace wok::jit::cuda {
@@ -15,13 +16,7 @@ namespace wok::jit::cuda {
 using BinaryResult = absl::StatusOr<std::shared_ptr<const CudaKernelBinary>>;
 
 struct CudaKernelCache::Impl {
-  struct Entry {
-    std::string signature;
-    std::shared_future<BinaryResult> result;
-  };
-  mutable std::mutex mu;
-  std::unordered_map<Key128, std::vector<Entry>, Key128Hash> entries;
-  size_t count = 0;
+  OnceCache<BinaryResult> binaries;
 };
 
 CudaKernelCache::CudaKernelCache() : impl_(new Impl()) {}
@@ -32,11 +27,11 @@ CudaKernelCache& CudaKernelCache::global() {
 }
 
 absl::StatusOr<std::string> CudaKernelCache::signature_of(const FusedKernelSpec& spec, int arch) {
-  absl::StatusOr<const Nvrtc*> nv = nvrtc();
+  absl::StatusOr<const wok::cuda::Nvrtc*> nv = wok::cuda::nvrtc();
   if (!nv.ok()) return nv.status();
   std::string s = "wok ";
   s += wok_version();
-  s += " cuda sm_" + std::to_string(arch) + " nvrtc " + (*nv)->version_str() + " tpl " + templates_fingerprint();
+  s += " cuda sm_" + std::to_string(arch) + " nvrtc " + (*nv)->version_str() + " tpl " + wok::cuda::templates_fingerprint();
   s += '\n';
   s += spec.signature();
   return s;
@@ -54,7 +49,7 @@ BinaryResult compile(const FusedKernelSpec& spec, int arch, const std::string& s
   kernel->source = std::move(rendered->source);
   kernel->param_bytes = rendered->param_bytes;
   if (dump_enabled()) write_dump(kernel->name + ".txt", spec.str());
-  absl::StatusOr<CudaBinary> bin = compile_cuda(kernel->source, kernel->name, arch);
+  absl::StatusOr<wok::cuda::CudaBinary> bin = wok::cuda::compile_cuda(kernel->source, kernel->name, arch);
   if (!bin.ok()) return bin.status();
   kernel->binary = std::move(*bin);
   auto& c = detail::counters();
@@ -70,45 +65,20 @@ BinaryResult CudaKernelCache::get(const FusedKernelSpec& spec, int arch) {
   if (!signature.ok()) return signature.status();
   Key128 key = hash128(*signature);
   auto& counters = detail::counters();
-  std::promise<BinaryResult> promise;
-  {
-    std::unique_lock lock(impl_->mu);
-    auto& bucket = impl_->entries[key];
-    for (const Impl::Entry& e : bucket) {
-      if (e.signature != *signature) continue;  // a hash collision: not ours
-      std::shared_future<BinaryResult> result = e.result;
-      lock.unlock();
-      counters.cache_hits.fetch_add(1, std::memory_order_relaxed);
-      return result.get();
-    }
-    bucket.push_back({*signature, promise.get_future().share()});
-    ++impl_->count;
-  }
-  counters.cache_misses.fetch_add(1, std::memory_order_relaxed);
-  BinaryResult result = compile(spec, arch, *signature, key);
-  promise.set_value(result);
-  if (!result.ok()) {  // failures are not cached: waiters got this one, the next call tries again
-    std::lock_guard lock(impl_->mu);
-    auto& bucket = impl_->entries[key];
-    for (auto it = bucket.begin(); it != bucket.end(); ++it)
-      if (it->signature == *signature) {
-        bucket.erase(it);
-        --impl_->count;
-        break;
-      }
-  }
+  OnceCache<BinaryResult>::Outcome outcome;
+  BinaryResult result = impl_->binaries.get(
+      key, *signature,
+      [&] {
+        counters.cache_misses.fetch_add(1, std::memory_order_relaxed);
+        return compile(spec, arch, *signature, key);
+      },
+      &outcome);
+  if (outcome == OnceCache<BinaryResult>::Outcome::kHit) counters.cache_hits.fetch_add(1, std::memory_order_relaxed);
   return result;
 }
 
-size_t CudaKernelCache::size() const {
-  std::lock_guard lock(impl_->mu);
-  return impl_->count;
-}
+size_t CudaKernelCache::size() const { return impl_->binaries.size(); }
 
-void CudaKernelCache::clear() {
-  std::lock_guard lock(impl_->mu);
-  impl_->entries.clear();
-  impl_->count = 0;
-}
+void CudaKernelCache::clear() { impl_->binaries.clear(); }
 
 }  // namespace wok::jit::cuda

@@ -17,9 +17,9 @@
 
 #include <absl/status/statusor.h>
 
-#include "wok/jit/cuda/cuda_compiler.h"
 #include "wok/jit/fused_kernel.h"
-#include "wok/jit/signature.h"
+#include "wok/runtime/cuda/cuda_compiler.h"
+#include "wok/runtime/signature.h"
 
 namespace wok::jit::cuda {
 
@@ -28,7 +28,7 @@ struct CudaKernelBinary {
   std::string signature;
   std::string name;    // entry point: "fused_<ops>_<hash8>"
   std::string source;  // what NVRTC compiled
-  CudaBinary binary;
+  wok::cuda::CudaBinary binary;
   size_t param_bytes = 0;
 };
 

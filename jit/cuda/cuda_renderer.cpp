@@ -7,8 +7,8 @@
 #include <cstring>
 #include <map>
 
-#include "wok/jit/cuda/embedded_files.h"
-#include "wok/jit/signature.h"
+#include "wok/runtime/cuda/embedded_files.h"
+#include "wok/runtime/signature.h"
 
 namespace wok::jit::cuda {
 
@@ -187,6 +187,17 @@ std::string_view cuda_type(DType t) {
   return "void";
 }
 
+bool can_render(const ScalarProgram& program) {
+  for (const ScalarInstr& in : program.instrs) {
+    if (in.op == ScalarOp::kInput || in.op == ScalarOp::kConst) continue;
+    if (is_reduction(in.op) || in.op == ScalarOp::kRowLength) return false;
+    // As render_body checks it: Select on its result, the rest on operand 0.
+    DType checked = in.op == ScalarOp::kSelect ? in.dtype : program.instrs[in.args[0]].dtype;
+    if (!find_op(in.op, checked)) return false;
+  }
+  return true;
+}
+
 absl::StatusOr<RenderedKernel> render_cuda(const FusedKernelSpec& spec, const std::string& name) {
   const embedded::EmbeddedFile* tpl = embedded::find("templates/elementwise.cu.in");
   if (!tpl) return absl::InternalError("templates/elementwise.cu.in is not embedded in this build");
@@ -194,7 +205,7 @@ absl::StatusOr<RenderedKernel> render_cuda(const FusedKernelSpec& spec, const st
     return absl::UnimplementedError("the CUDA renderer generates elementwise kernels only (this is a " +
                                     std::string(spec.is_row() ? "row" : spec.is_column() ? "column" : "non-elementwise") + " kernel)");
   const int nin = spec.num_inputs(), nout = spec.num_outputs(), rank = spec.rank;
-  if (rank < 1 || rank > 8) return absl::InvalidArgumentError("rank " + std::to_string(rank) + " is out of range");
+  if (rank < 1 || rank > kMaxRenderedRank) return absl::InvalidArgumentError("rank " + std::to_string(rank) + " is out of range");
 
   RenderedKernel k;
   k.name = name;
@@ -263,34 +274,6 @@ absl::StatusOr<RenderedKernel> render_cuda(const FusedKernelSpec& spec, const st
     return absl::InternalError("templates/elementwise.cu.in has a slot the renderer does not fill");
   k.source = std::move(src);
   return k;
-}
-
-const EmbeddedHeaders& device_headers() {
-  static const EmbeddedHeaders* headers = [] {
-    auto* h = new EmbeddedHeaders();
-    for (const embedded::EmbeddedFile& f : embedded::files()) {
-      std::string_view name = f.name;
-      if (name.substr(0, 10) != "templates/" || name.size() < 4 || name.substr(name.size() - 4) != ".cuh") continue;
-      h->names.push_back(f.name + 10);  // included as "wok_device.cuh"
-      h->contents.push_back(reinterpret_cast<const char*>(f.data));
-    }
-    return h;
-  }();
-  return *headers;
-}
-
-const std::string& templates_fingerprint() {
-  static const std::string* fp = [] {
-    std::string all;
-    for (const embedded::EmbeddedFile& f : embedded::files()) {
-      std::string_view name = f.name;
-      if (name.substr(0, 7) == "fatbin/") continue;
-      all += name;
-      all += f.text();
-    }
-    return new std::string(hash128(all).hex().substr(0, 16));
-  }();
-  return *fp;
 }
 
 }  // namespace wok::jit::cuda

@@ -18,6 +18,8 @@ namespace wok::jit::cuda {
 // architecture wok supports); a spec needing more is refused and its
 // fragment runs on the precompiled kernels.
 inline constexpr size_t kMaxKernelParamBytes = 4096;
+// The elementwise template's layout arrays hold this many dims.
+inline constexpr int kMaxRenderedRank = 8;
 // Each thread of the flat path handles tiles of this many elements.
 inline constexpr int kTileElements = 4;
 inline constexpr int kBlockSize = 256;
@@ -34,15 +36,8 @@ std::string_view cuda_type(DType t);
 // Fails for ops or dtypes without a CUDA rendering, or too many operands.
 absl::StatusOr<RenderedKernel> render_cuda(const FusedKernelSpec& spec, const std::string& name);
 
-// The embedded headers a rendered or precompiled source includes, as
-// NVRTC wants them: names and contents side by side.
-struct EmbeddedHeaders {
-  std::vector<const char*> names;
-  std::vector<const char*> contents;
-};
-const EmbeddedHeaders& device_headers();
-// A hash of every embedded template and kernel source: part of each cubin
-// signature, so an edited template never reuses an old cubin.
-const std::string& templates_fingerprint();
+// Whether every instruction of `program` has a CUDA rendering at its dtypes
+// (reductions have none: the renderer makes elementwise kernels).
+bool can_render(const ScalarProgram& program);
 
 }  // namespace wok::jit::cuda

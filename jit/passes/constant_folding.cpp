@@ -10,7 +10,7 @@ void fold_constants(PlanGraph& g) {
     if (!g.alive[n]) continue;
     const OpDef& def = nodes[n].op->def();
     if (def.kind == OpKind::kCreation) {
-      g.constant[n] = def.name == "full";
+      g.constant[n] = def.fills_constant;
       continue;
     }
     if (!is_jit_elementwise(g, static_cast<int>(n))) continue;

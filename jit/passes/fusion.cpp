@@ -18,23 +18,12 @@
 
 #include "wok/jit/lowering.h"
 #include "wok/jit/passes/passes.h"
+#include "wok/jit/union_find.h"
 #include "wok/runtime/observe/events.h"
 #include "wok/runtime/op_registry.h"
 
 namespace wok::jit {
 
-namespace {
-
-struct UnionFind {
-  explicit UnionFind(size_t n) : parent(n) { std::iota(parent.begin(), parent.end(), 0); }
-  int find(int x) {
-    while (parent[x] != x) x = parent[x] = parent[parent[x]];
-    return x;
-  }
-  std::vector<int> parent;
-};
-
-}  // namespace
 
 void fuse_elementwise(PlanGraph& g) {
   const auto& nodes = g.fragment.nodes;

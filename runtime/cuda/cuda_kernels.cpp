@@ -7,9 +7,9 @@
 #include <mutex>
 #include <unordered_map>
 
-#include "wok/jit/cuda/cuda_compiler.h"
-#include "wok/jit/cuda/embedded_files.h"
+#include "wok/runtime/cuda/cuda_compiler.h"
 #include "wok/runtime/cuda/cuda_stream.h"
+#include "wok/runtime/cuda/embedded_files.h"
 #include "wok/runtime/error.h"
 #include "wok/runtime/kernel.h"
 #include "wok/runtime/op_registry.h"
@@ -103,8 +103,8 @@ void load_module(Module& m, int device, const std::string& name) {
   }
   const embedded::EmbeddedFile* src = embedded::find("kernels/" + name);
   if (!src) throw DeviceError("no precompiled CUDA module '" + name + "' in this build");
-  absl::StatusOr<jit::cuda::CudaBinary> bin =
-      jit::cuda::compile_cuda(std::string(src->text()), "wok_precompiled_" + name, info.arch());
+  absl::StatusOr<cuda::CudaBinary> bin =
+      cuda::compile_cuda(std::string(src->text()), "wok_precompiled_" + name, info.arch());
   if (!bin.ok())
     throw DeviceError("cuda:" + std::to_string(device) + ": cannot load the precompiled CUDA kernels '" + name +
                       "': " + fatbin_error + "building them with NVRTC failed: " + std::string(bin.status().message()));

@@ -2,7 +2,9 @@
 
 #include <cxxabi.h>
 #include <dlfcn.h>
+#include <elf.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -45,6 +47,42 @@ std::string demangle(const char* name) {
   return out;
 }
 
+// The mangled name of the function symbol of `object` (a 64-bit ELF file)
+// that contains `address` (as addr2line takes it), from the static symbol
+// table, else the dynamic one; empty when there is none.
+std::string symbol_containing(const std::string& object, uintptr_t address) {
+  std::ifstream f(object, std::ios::binary);
+  Elf64_Ehdr eh{};
+  if (!f.read(reinterpret_cast<char*>(&eh), sizeof eh) || eh.e_ident[EI_CLASS] != ELFCLASS64 ||
+      eh.e_shentsize != sizeof(Elf64_Shdr))
+    return "";
+  std::vector<Elf64_Shdr> sections(eh.e_shnum);
+  f.seekg(static_cast<std::streamoff>(eh.e_shoff));
+  if (!f.read(reinterpret_cast<char*>(sections.data()), static_cast<std::streamsize>(sections.size() * sizeof(Elf64_Shdr))))
+    return "";
+  for (uint32_t wanted : {SHT_SYMTAB, SHT_DYNSYM}) {
+    for (const Elf64_Shdr& table : sections) {
+      if (table.sh_type != wanted || table.sh_link >= sections.size() || table.sh_entsize != sizeof(Elf64_Sym)) continue;
+      std::vector<Elf64_Sym> symbols(table.sh_size / sizeof(Elf64_Sym));
+      f.seekg(static_cast<std::streamoff>(table.sh_offset));
+      if (!f.read(reinterpret_cast<char*>(symbols.data()), static_cast<std::streamsize>(symbols.size() * sizeof(Elf64_Sym))))
+        return "";
+      for (const Elf64_Sym& sym : symbols) {
+        if (ELF64_ST_TYPE(sym.st_info) != STT_FUNC || address < sym.st_value || address >= sym.st_value + sym.st_size)
+          continue;
+        const Elf64_Shdr& strings = sections[table.sh_link];
+        if (sym.st_name >= strings.sh_size) return "";
+        std::string name(256, '\0');
+        f.seekg(static_cast<std::streamoff>(strings.sh_offset + sym.st_name));
+        f.read(name.data(), static_cast<std::streamsize>(std::min<uint64_t>(name.size(), strings.sh_size - sym.st_name)));
+        name.resize(name.find('\0') == std::string::npos ? name.size() : name.find('\0'));
+        return name;
+      }
+    }
+  }
+  return "";
+}
+
 // addr2line's function and file:line for `offset` in `object`; empty
 // strings when it is not installed or knows nothing. With inlining (-i), the
 // first frame outside wok's inline operators (frontend/ops.h) is the user's.
@@ -59,14 +97,19 @@ void run_addr2line(const std::string& object, uintptr_t offset, std::string& fun
   while (std::fgets(fn, sizeof fn, pipe) && std::fgets(loc, sizeof loc, pipe)) frames.emplace_back(trim(fn), trim(loc));
   pclose(pipe);
   if (frames.empty()) return;
-  auto chosen = frames.back();
-  for (const auto& f : frames)
-    if (f.second.find("frontend/ops.h") == std::string::npos) {
-      chosen = f;
+  size_t chosen = frames.size() - 1;
+  for (size_t i = 0; i < frames.size(); ++i)
+    if (frames[i].second.find("frontend/ops.h") == std::string::npos) {
+      chosen = i;
       break;
     }
-  function = chosen.first;
-  where = chosen.second;
+  function = frames[chosen].first;
+  where = frames[chosen].second;
+  // With debug info, the frame that others were inlined into is named by its
+  // short DWARF name ("TestBody"); the symbol table has its full name, as a
+  // build without debug info shows it.
+  if (chosen == frames.size() - 1 && frames.size() > 1)
+    if (std::string symbol = symbol_containing(object, offset); !symbol.empty()) function = demangle(symbol.c_str());
   if (function == "??") function.clear();
   if (where.empty() || where.starts_with("??") || where.ends_with(":0") || where.ends_with(":?")) where.clear();
   if (auto discriminator = where.find(" (discriminator"); discriminator != std::string::npos) where.resize(discriminator);

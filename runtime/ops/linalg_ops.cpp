@@ -37,6 +37,7 @@ void register_linalg_ops(OpRegistry& r) {
 void register_creation_ops(OpRegistry& r) {
   OpDef def;
   def.name = "full";
+  def.fills_constant = true;
   def.attrs = {{"value", AttrType::kScalar, std::nullopt}, {"shape", AttrType::kInts, Shape{}}};
   def.kind = OpKind::kCreation;
   def.infer_shape = [](std::span<const Shape>, const Attrs& a) {

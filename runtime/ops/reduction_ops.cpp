@@ -21,9 +21,10 @@ namespace {
 
 enum class ReduceResult { kAccumulate, kMean, kSame, kIndex };
 
-OpDef reduction(std::string name, ReduceResult result, bool needs_identity, std::string doc) {
+OpDef reduction(std::string name, ReduceResult result, bool needs_identity, ReductionSchema schema, std::string doc) {
   OpDef def;
   def.name = std::move(name);
+  def.reduction = schema;
   def.inputs = {"x"};
   def.attrs = {{"axes", AttrType::kInts, std::nullopt}, {"keepdims", AttrType::kBool, false}};
   def.kind = OpKind::kReduction;
@@ -54,12 +55,12 @@ OpDef reduction(std::string name, ReduceResult result, bool needs_identity, std:
 }  // namespace
 
 void register_reduction_ops(OpRegistry& r) {
-  r.add(reduction("sum", ReduceResult::kAccumulate, false, "sum; integers accumulate in int64"));
-  r.add(reduction("mean", ReduceResult::kMean, false, "arithmetic mean; nan over zero elements"));
-  r.add(reduction("max", ReduceResult::kSame, true, "maximum, nan-propagating"));
-  r.add(reduction("min", ReduceResult::kSame, true, "minimum, nan-propagating"));
-  r.add(reduction("prod", ReduceResult::kAccumulate, false, "product; integers accumulate in int64"));
-  r.add(reduction("argmax", ReduceResult::kIndex, true,
+  r.add(reduction("sum", ReduceResult::kAccumulate, false, {ScalarOp::kReduceSum}, "sum; integers accumulate in int64"));
+  r.add(reduction("mean", ReduceResult::kMean, false, {ScalarOp::kReduceSum, /*divides_by_count=*/true}, "arithmetic mean; nan over zero elements"));
+  r.add(reduction("max", ReduceResult::kSame, true, {ScalarOp::kReduceMax}, "maximum, nan-propagating"));
+  r.add(reduction("min", ReduceResult::kSame, true, {ScalarOp::kReduceMin}, "minimum, nan-propagating"));
+  r.add(reduction("prod", ReduceResult::kAccumulate, false, {ScalarOp::kReduceProd}, "product; integers accumulate in int64"));
+  r.add(reduction("argmax", ReduceResult::kIndex, true, {ScalarOp::kReduceArgmax},
                   "row-major index of the first maximum within the reduced axes (nan counts as maximum)"));
 }
 

@@ -9,31 +9,11 @@
 
 #include "wok/runtime/kernels/cpu/strided_loop.h"
 #include "wok/runtime/thread_pool.h"
+#include "wok/runtime/wrapping.h"
 
 namespace wok::cpu {
 // Per instruction-set build, like vm:: (see vec_math.h).
 inline namespace WOK_ISA_NS {
-
-// Integer arithmetic wraps around like the JIT's instructions do, instead of
-// being undefined on overflow.
-template <typename T>
-inline constexpr bool is_wrapping_int_v = std::is_integral_v<T> && !std::is_same_v<T, bool>;
-
-template <typename T>
-inline T wrap_add(T a, T b) {
-  if constexpr (is_wrapping_int_v<T>) return static_cast<T>(static_cast<std::make_unsigned_t<T>>(a) + static_cast<std::make_unsigned_t<T>>(b));
-  else return a + b;
-}
-template <typename T>
-inline T wrap_sub(T a, T b) {
-  if constexpr (is_wrapping_int_v<T>) return static_cast<T>(static_cast<std::make_unsigned_t<T>>(a) - static_cast<std::make_unsigned_t<T>>(b));
-  else return a - b;
-}
-template <typename T>
-inline T wrap_mul(T a, T b) {
-  if constexpr (is_wrapping_int_v<T>) return static_cast<T>(static_cast<std::make_unsigned_t<T>>(a) * static_cast<std::make_unsigned_t<T>>(b));
-  else return a * b;
-}
 
 // out[i] = f(in[i]) with In converted to C first.
 template <typename In, typename C, typename Out, typename F>

@@ -3,7 +3,7 @@
 // (jit/x86/), from the same constants (runtime/vec_math_coeffs.h).
 //
 // Every function handles inf, nan and overflow like libm; accuracy is
-// measured by tests/vec_math_test.cpp and listed in docs/numerics.md.
+// measured by tests/jit_math_sweep_test.cpp and tests/elementwise_ops_test.cpp and listed in docs/numerics.md.
 #pragma once
 
 #include <bit>

@@ -1,4 +1,4 @@
-#include "wok/jit/dump.h"
+#include "wok/runtime/dump.h"
 
 #include <cstdio>
 #include <cstdlib>
@@ -6,7 +6,7 @@
 #include <fstream>
 #include <mutex>
 
-namespace wok::jit {
+namespace wok {
 
 namespace {
 const std::string& dump_dir() {
@@ -34,4 +34,4 @@ void write_dump(const std::string& name, const std::string& content) {
   }
 }
 
-}  // namespace wok::jit
+}  // namespace wok

@@ -1,13 +1,14 @@
-#include "wok/jit/cuda/cuda_compiler.h"
+#include "wok/runtime/cuda/cuda_compiler.h"
 
 #include <chrono>
 #include <cstdlib>
 
-#include "wok/jit/cuda/cuda_renderer.h"
-#include "wok/jit/cuda/nvrtc_loader.h"
-#include "wok/jit/dump.h"
+#include "wok/runtime/cuda/embedded_files.h"
+#include "wok/runtime/cuda/nvrtc_loader.h"
+#include "wok/runtime/dump.h"
+#include "wok/runtime/signature.h"
 
-namespace wok::jit::cuda {
+namespace wok::cuda {
 
 namespace {
 
@@ -114,4 +115,32 @@ absl::StatusOr<CudaBinary> compile_cuda(const std::string& source, const std::st
   return bin;
 }
 
-}  // namespace wok::jit::cuda
+const EmbeddedHeaders& device_headers() {
+  static const EmbeddedHeaders* headers = [] {
+    auto* h = new EmbeddedHeaders();
+    for (const embedded::EmbeddedFile& f : embedded::files()) {
+      std::string_view name = f.name;
+      if (name.substr(0, 10) != "templates/" || name.size() < 4 || name.substr(name.size() - 4) != ".cuh") continue;
+      h->names.push_back(f.name + 10);  // included as "wok_device.cuh"
+      h->contents.push_back(reinterpret_cast<const char*>(f.data));
+    }
+    return h;
+  }();
+  return *headers;
+}
+
+const std::string& templates_fingerprint() {
+  static const std::string* fp = [] {
+    std::string all;
+    for (const embedded::EmbeddedFile& f : embedded::files()) {
+      std::string_view name = f.name;
+      if (name.substr(0, 7) == "fatbin/") continue;
+      all += name;
+      all += f.text();
+    }
+    return new std::string(hash128(all).hex().substr(0, 16));
+  }();
+  return *fp;
+}
+
+}  // namespace wok::cuda

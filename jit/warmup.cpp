@@ -1,4 +1,4 @@
-#include "wok/cache/warmup.h"
+#include "wok/jit/warmup.h"
 
 #include "wok/cache/disk_store.h"
 #include "wok/cache/manifest.h"
@@ -6,7 +6,7 @@
 #include "wok/runtime/error.h"
 #include "wok/runtime/stats.h"
 
-namespace wok::cache {
+namespace wok::jit {
 
 std::string WarmupReport::str() const {
   std::string s = std::to_string(fragments) + " fragments, " + std::to_string(kernels) + " kernels (" +
@@ -18,30 +18,30 @@ std::string WarmupReport::str() const {
 absl::StatusOr<WarmupReport> warmup_manifest(const std::string& path, CpuIsa isa) {
   if (isa == CpuIsa::kBaseline)
     return absl::FailedPreconditionError("this host has no AVX2: the JIT is off, there is nothing to warm up");
-  absl::StatusOr<std::vector<ManifestRecord>> records = read_manifest(path);
+  absl::StatusOr<std::vector<cache::ManifestRecord>> records = cache::read_manifest(path);
   if (!records.ok()) return records.status();
   WarmupReport report;
   auto& c = detail::counters();
   // Counters are process-wide; another thread compiling meanwhile would be
   // counted too, which only matters to the report.
   int64_t compiled0 = c.kernels_compiled.load(), loaded0 = c.disk_hits.load();
-  for (const ManifestRecord& rec : *records) {
+  for (const cache::ManifestRecord& rec : *records) {
     if (!rec.fragment.ok()) {
       report.problems.push_back(std::string(rec.fragment.status().message()));
       continue;
     }
     try {
-      std::shared_ptr<const jit::Plan> plan = jit::build_plan((*rec.fragment)->fragment, isa);
+      std::shared_ptr<const Plan> plan = build_plan((*rec.fragment)->fragment, isa);
       ++report.fragments;
       report.kernels += plan->kernels;
     } catch (const Error& e) {
       report.problems.push_back("line " + std::to_string(rec.line) + ": " + e.what());
     }
   }
-  DiskStore::global().flush();  // the store holds every kernel when warm-up returns
+  cache::DiskStore::global().flush();  // the store holds every kernel when warm-up returns
   report.compiled = c.kernels_compiled.load() - compiled0;
   report.loaded = c.disk_hits.load() - loaded0;
   return report;
 }
 
-}  // namespace wok::cache
+}  // namespace wok::jit

@@ -13,7 +13,7 @@
 
 #include <absl/status/statusor.h>
 
-namespace wok::jit::cuda {
+namespace wok::cuda {
 
 struct CudaBinary {
   std::vector<char> image;  // cubin, or PTX text with a terminating 0
@@ -30,4 +30,15 @@ absl::StatusOr<CudaBinary> compile_cuda(const std::string& source, const std::st
 // The options every wok kernel is compiled with, for the docs and tests.
 std::vector<std::string> nvrtc_options(const std::string& target);
 
-}  // namespace wok::jit::cuda
+// The embedded headers a rendered or precompiled source includes, as
+// NVRTC wants them: names and contents side by side.
+struct EmbeddedHeaders {
+  std::vector<const char*> names;
+  std::vector<const char*> contents;
+};
+const EmbeddedHeaders& device_headers();
+// A hash of every embedded template and kernel source: part of each cubin
+// signature, so an edited template never reuses an old cubin.
+const std::string& templates_fingerprint();
+
+}  // namespace wok::cuda

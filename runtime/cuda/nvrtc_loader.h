@@ -12,7 +12,7 @@
 
 #include <absl/status/statusor.h>
 
-namespace wok::jit::cuda {
+namespace wok::cuda {
 
 using nvrtcResult = int;
 struct _nvrtcProgram;
@@ -55,4 +55,4 @@ bool nvrtc_available();
 // "" when available, else why not.
 std::string nvrtc_unavailable_reason();
 
-}  // namespace wok::jit::cuda
+}  // namespace wok::cuda

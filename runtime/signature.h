@@ -7,7 +7,7 @@
 #include <string>
 #include <string_view>
 
-namespace wok::jit {
+namespace wok {
 
 struct Key128 {
   uint64_t hi = 0, lo = 0;
@@ -25,4 +25,4 @@ Key128 hash128(std::string_view bytes);
 // reuses kernels compiled by an old one.
 std::string_view wok_version();
 
-}  // namespace wok::jit
+}  // namespace wok

@@ -1,4 +1,4 @@
-#include "wok/jit/signature.h"
+#include "wok/runtime/signature.h"
 
 #include <xxhash.h>
 
@@ -8,7 +8,7 @@
 #define WOK_VERSION "dev"
 #endif
 
-namespace wok::jit {
+namespace wok {
 
 std::string Key128::hex() const {
   char buf[33];
@@ -24,4 +24,4 @@ Key128 hash128(std::string_view bytes) {
 
 std::string_view wok_version() { return WOK_VERSION; }
 
-}  // namespace wok::jit
+}  // namespace wok

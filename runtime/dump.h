@@ -4,11 +4,11 @@
 
 #include <string>
 
-namespace wok::jit {
+namespace wok {
 
 bool dump_enabled();
 // Writes `content` to WOK_DUMP_DIR/name; failures are reported once on
 // stderr and otherwise ignored (a dump must never break a run).
 void write_dump(const std::string& name, const std::string& content);
 
-}  // namespace wok::jit
+}  // namespace wok

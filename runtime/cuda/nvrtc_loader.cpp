@@ -1,11 +1,11 @@
-#include "wok/jit/cuda/nvrtc_loader.h"
+#include "wok/runtime/cuda/nvrtc_loader.h"
 
 #include <dlfcn.h>
 
 #include <algorithm>
 #include <cstdlib>
 
-namespace wok::jit::cuda {
+namespace wok::cuda {
 
 namespace {
 
@@ -88,4 +88,4 @@ std::string nvrtc_unavailable_reason() {
   return loaded().ok() ? std::string() : std::string(loaded().status().message());
 }
 
-}  // namespace wok::jit::cuda
+}  // namespace wok::cuda

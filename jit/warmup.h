@@ -11,7 +11,7 @@
 
 #include "wok/runtime/cpu_features.h"
 
-namespace wok::cache {
+namespace wok::jit {
 
 struct WarmupReport {
   int64_t fragments = 0;              // records whose plans were built
@@ -26,4 +26,4 @@ struct WarmupReport {
 // Fails only if the manifest cannot be read; a bad record is a problem.
 absl::StatusOr<WarmupReport> warmup_manifest(const std::string& path, CpuIsa isa);
 
-}  // namespace wok::cache
+}  // namespace wok::jit
