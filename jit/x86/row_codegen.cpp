@@ -20,7 +20,9 @@
 // phase has its width, the earlier phase also stores it into that output's
 // row, and the later phase loads it back from there: the row is still in
 // cache, and the output's own store at each position comes after the load.
-// The bits are the same either way.
+// The bits are the same either way. Once the output's own phase has stored
+// it, the row no longer holds the value: a phase after that (softmax of a
+// softmax, rms_norm of a softmax) computes the value again.
 #include <algorithm>
 #include <map>
 
@@ -65,7 +67,13 @@ class RowKernelGenerator {
   // Note [Spilled values].
   std::vector<bool> phase_need(int phase) const;
   void choose_spills();
-  bool reloaded(int v, int phase) const { return spill_to_[v] >= 0 && spill_phase_[v] < phase; }
+  // A spilled value is read back from its output's row in the phases after
+  // the one computing it, up to the phase that stores the output there: from
+  // the next phase on, the row holds the output, and the value is computed
+  // again.
+  bool reloaded(int v, int phase) const {
+    return spill_to_[v] >= 0 && spill_phase_[v] < phase && phase <= avail_[spec_.program.outputs[spill_to_[v]]];
+  }
   ax::Mem spill_slot(int v, const ax::Gp& j, int offset, bool bounce) const;
   ax::Vec identity(ScalarOp op, DType t) { return reduction_identity(e_, op, t); }
   // acc (a register this generator owns) = op(acc, v), nan-propagating.
