@@ -48,6 +48,12 @@ TEST(JitPipelineStages, AreTheEightNamedStagesInOrder) {
   EXPECT_EQ(names, kStageNames);
 }
 
+// Under `WOK_VERIFY=1 ctest` every plan the suite builds is verified.
+TEST(JitPipelineStages, VerificationFollowsWokVerify) {
+  const char* env = std::getenv("WOK_VERIFY");
+  EXPECT_EQ(wok::jit::verify_enabled(), env != nullptr && std::string(env) == "1");
+}
+
 // Programs covering the plan's shapes: chains, row and column reductions,
 // precompiled kernels, aliasing movement ops, empty tensors, several outputs.
 std::vector<std::pair<std::string, std::function<std::vector<Tensor>()>>> programs() {
