@@ -38,7 +38,7 @@ namespace {
 
 using wok::Tensor;
 constexpr int64_t kN = int64_t{1} << 24;
-constexpr int64_t kGrain = 16384;        // the JIT's own chunk size (jit/plan.cpp)
+constexpr int64_t kGrain = 16384;        // the JIT's own chunk size (jit/plan_replay.cpp)
 constexpr int64_t kCompileElems = 1024;  // "small" P2 for compile latency
 constexpr int kTraceOps = 64;
 constexpr int64_t kSmall = 16;

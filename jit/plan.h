@@ -35,6 +35,10 @@ struct PlanStep {
   std::string group;                              // kKernel: the fused group's ops ("mul+exp+sum")
 };
 
+// Every arena offset is a multiple of this (a cache line; what the
+// generated kernels' aligned accesses may assume of their buffers).
+inline constexpr int64_t kArenaAlign = 64;
+
 struct Placement {
   enum class Where { kNone, kInput, kOutput, kArena } where = Where::kNone;
   int index = -1;       // kInput: fragment input position; kOutput: output storage
@@ -51,6 +55,10 @@ struct Plan {
   int kernels = 0;                           // fused kernel steps
   int lanes = 1;                             // independent chains of steps
   int64_t work_elements = 0;                 // elements written by all steps
+
+  // Steps in order (kind, reads, writes, lane, deps), then placements and
+  // the arena's size: what WOK_DUMP_DIR shows after each plan stage.
+  std::string str() const;
 };
 
 // One replay of a plan: its buffers, and the steps run against them.
@@ -82,7 +90,7 @@ void replay_plan_on_streams(std::shared_ptr<const Plan> plan, std::shared_ptr<Fr
                             std::shared_ptr<AsyncResult> result,
                             std::shared_ptr<std::vector<StoragePtr>> inputs);
 
-// Runs the passes, lowers and compiles the fused groups (through the kernel
+// Runs the pipeline (jit/pipeline.h), lowers and compiles the fused groups (through the kernel
 // cache) and plans memory. Throws wok::Error if a kernel fails to compile.
 std::shared_ptr<const Plan> build_plan(const Fragment& fragment, CpuIsa isa);
 // build_plan without compiling: passes, lowered kernel steps (kernel left

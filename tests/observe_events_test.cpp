@@ -75,8 +75,10 @@ TEST(ObserveEvents, KnownProgramInOrder) {
       passes.push_back(ev[i].name);
       last = i;
     }
+  // One event per pipeline stage (jit/pipeline.h): graph passes, then plan stages.
   EXPECT_EQ(passes, (std::vector<std::string>{"common-subexpression elimination", "dead-code elimination",
-                                              "constant folding", "elementwise fusion"}));
+                                              "constant folding", "elementwise fusion", "draft steps",
+                                              "order steps", "assign lanes", "plan memory"}));
   int kc = index_of(ev, EventKind::kKernelCache, last);
   ASSERT_GT(kc, last);
   int launch_b = index_of(ev, EventKind::kLaunchBegin, kc);

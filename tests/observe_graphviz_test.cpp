@@ -2,7 +2,7 @@
 // their reason, and each node's call site.
 #include "observe_test_util.h"
 #include "wok/jit/graphviz.h"
-#include "wok/jit/passes/passes.h"
+#include "wok/jit/pipeline.h"
 #include "wok/jit/plan_graph.h"
 
 namespace {
@@ -22,7 +22,7 @@ TEST(ObserveGraphviz, MarksGroupsBreaksAndCallSites) {
   f.nodes.push_back({&exp, &none, {3}, {4}, std::source_location::current()});
   f.outputs = {4};
   wok::jit::PlanGraph g(f);
-  wok::jit::run_passes(g, false);
+  wok::jit::run_graph_passes(g);
   std::string dot = wok::jit::to_graphviz(g);
   EXPECT_NE(dot.find("subgraph cluster_"), std::string::npos) << dot;
   EXPECT_NE(dot.find("fused kernel"), std::string::npos) << dot;

@@ -6,7 +6,7 @@
 // Note [CUDA plan replay]
 // A replay allocates the plan's arena and outputs from the device's caching
 // allocator and walks the steps in order, one pooled stream per lane of the
-// plan (jit/plan.cpp assign_lanes): a step waits on its cross-lane
+// plan (jit/plan_lanes.cpp assign_lanes): a step waits on its cross-lane
 // dependencies through events recorded after them, so independent chains
 // run concurrently and nothing waits on the host. Steps left to
 // precompiled kernels (reductions, movement, matmul) launch on their lane's

@@ -19,7 +19,6 @@
 #include "wok/jit/lowering.h"
 #include "wok/jit/passes/passes.h"
 #include "wok/jit/union_find.h"
-#include "wok/runtime/observe/events.h"
 #include "wok/runtime/op_registry.h"
 
 namespace wok::jit {
@@ -170,37 +169,6 @@ void fuse_elementwise(PlanGraph& g) {
     if (id[r] < 0) id[r] = next++;
     g.group[n] = id[r];
   }
-}
-
-std::vector<PassRecord> run_passes(PlanGraph& g, bool record) {
-  struct Pass {
-    const char* name;
-    void (*run)(PlanGraph&);
-  };
-  static constexpr Pass kPipeline[] = {
-      {"common-subexpression elimination", eliminate_common_subexpressions},
-      {"dead-code elimination", eliminate_dead_code},
-      {"constant folding", fold_constants},
-      {"elementwise fusion", fuse_elementwise},
-  };
-  std::vector<PassRecord> records;
-  for (const Pass& p : kPipeline) {
-    if (WOK_OBSERVING(observe::EventKind::kPass)) {
-      observe::Event e;
-      e.kind = observe::EventKind::kPass;
-      e.name = p.name;
-      int64_t start = observe::now_ns();
-      p.run(g);
-      e.t_ns = observe::now_ns();
-      e.dur_ns = e.t_ns - start;
-      e.count = static_cast<int64_t>(g.fragment.nodes.size());
-      observe::emit(std::move(e));
-    } else {
-      p.run(g);
-    }
-    if (record) records.push_back({p.name, g.str()});
-  }
-  return records;
 }
 
 }  // namespace wok::jit

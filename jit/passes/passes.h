@@ -1,9 +1,7 @@
-// The JIT's passes over a fragment, in the order run_passes() applies them.
-// Each reads and writes the decisions recorded in a PlanGraph.
+// The JIT's graph passes over a fragment, in the order the pipeline runs
+// them (jit/pipeline.cpp). Each reads and writes the decisions recorded in
+// a PlanGraph.
 #pragma once
-
-#include <string>
-#include <vector>
 
 #include "wok/jit/plan_graph.h"
 
@@ -20,14 +18,5 @@ void eliminate_dead_code(PlanGraph& g);
 void fold_constants(PlanGraph& g);
 // Groups elementwise nodes into fused kernels.
 void fuse_elementwise(PlanGraph& g);
-
-struct PassRecord {
-  std::string name;
-  std::string after;  // the graph after the pass, when dumping
-};
-
-// Runs the passes above in order; records the graph after each when
-// `record` is true (for WOK_DUMP_DIR).
-std::vector<PassRecord> run_passes(PlanGraph& g, bool record);
 
 }  // namespace wok::jit
