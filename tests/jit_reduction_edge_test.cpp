@@ -289,4 +289,34 @@ TEST_F(JitReductionEdges, LongFloat32SumOfMixedSignsStaysWithinTheBound) {
       << "got " << got << ", exact " << static_cast<double>(exact);
 }
 
+// Normalizations of normalizations: the inner one's output row held a value
+// the outer one's later phases read back (Note [Spilled values] in
+// jit/x86/row_codegen.cpp), which gave wrong results by up to 80%.
+TEST_F(JitReductionEdges, NormalizationOfANormalizationMatchesThePrecompiledKernels) {
+  for (int64_t n : {2, 4, 9, 64, 1000, 4099}) {
+    std::vector<float> v(static_cast<size_t>(n));
+    for (int64_t i = 0; i < n; ++i) v[i] = 3.0f * std::sin(1.3f * static_cast<float>(i));
+    Tensor x = n % 2 ? wok::from_vector(v, {1, n}) : wok::from_vector(v, {2, n / 2});
+    const std::vector<std::pair<const char*, std::function<Tensor(const Tensor&)>>> programs = {
+        {"softmax(softmax)", [](const Tensor& t) { return wok::softmax(wok::softmax(t)); }},
+        {"rms_norm(softmax)", [](const Tensor& t) { return wok::rms_norm(wok::softmax(t)); }},
+        {"layer_norm(softmax)", [](const Tensor& t) { return wok::layer_norm(wok::softmax(t)); }},
+        {"log_softmax(softmax)", [](const Tensor& t) { return wok::log_softmax(wok::softmax(t)); }},
+        {"softmax(layer_norm)", [](const Tensor& t) { return wok::softmax(wok::layer_norm(t)); }},
+    };
+    for (const auto& [name, f] : programs) {
+      wok::set_backend(wok::Backend::kJit);
+      wok::reset_stats();
+      std::vector<float> jit = f(x).to_vector<float>();
+      EXPECT_EQ(wok::stats().kernel_launches, 1) << name << ": one fused kernel";
+      wok::set_backend(wok::Backend::kPrecompiled);
+      std::vector<float> pre = f(x).to_vector<float>();
+      wok::set_backend(wok::Backend::kJit);
+      ASSERT_EQ(jit.size(), pre.size());
+      for (size_t i = 0; i < jit.size(); ++i)
+        ASSERT_NEAR(jit[i], pre[i], 1e-5 * (std::fabs(pre[i]) + 1e-3)) << name << " n=" << n << " at " << i;
+    }
+  }
+}
+
 }  // namespace
