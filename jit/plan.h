@@ -104,6 +104,11 @@ std::shared_ptr<Plan> plan_structure(const Fragment& fragment, const Target& tar
 void* placement_address(const Plan& plan, int v, std::span<const StoragePtr> inputs,
                         std::span<const StoragePtr> outputs, const Storage* arena);
 
+// Runs node step `st` on its precompiled kernel, each value at its planned
+// address (CPU and CUDA replays alike).
+void run_node_step(const PlanStep& st, const Plan& plan, const Fragment& f, std::span<const StoragePtr> inputs,
+                   std::span<const StoragePtr> outputs, const Storage* arena);
+
 // Runs `plan` for `fragment` (which must have the plan's structure; its
 // constant values may differ). Returns one storage per fragment output.
 std::vector<StoragePtr> replay_plan(const Plan& plan, const Fragment& fragment, std::span<const StoragePtr> inputs);

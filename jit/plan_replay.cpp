@@ -149,6 +149,25 @@ void PlanRun::run_step(size_t s) {
   observe::emit_timed_launch(std::move(e), [&] { run_step_impl(s); });
 }
 
+void run_node_step(const PlanStep& st, const Plan& plan, const Fragment& f, std::span<const StoragePtr> inputs,
+                   std::span<const StoragePtr> outputs, const Storage* arena) {
+  const FragmentNode& node = f.nodes[st.node];
+  const RegisteredOp& op = *node.op;
+  if (op.def().output_aliases_input) return;  // same bytes, planned as one buffer
+  std::vector<TensorRef> refs;
+  refs.reserve(node.inputs.size() + node.outputs.size());
+  for (const std::vector<int>* values : {&node.inputs, &node.outputs})
+    for (int v : *values) {
+      int c = plan.canonical[v];
+      refs.push_back({placement_address(plan, c, inputs, outputs, arena), &f.values[c].shape, f.values[c].dtype});
+    }
+  Device device = f.values[plan.canonical[node.outputs[0]]].device;
+  std::span<const TensorRef> all(refs);
+  KernelContext ctx{op, *node.attrs, all.first(node.inputs.size()), all.subspan(node.inputs.size()), device};
+  op.kernel_or_throw(device)(ctx);
+  detail::counters().kernel_launches.fetch_add(1, std::memory_order_relaxed);
+}
+
 void PlanRun::run_step_impl(size_t s) {
   const PlanStep& st = plan_.steps[s];
   const Fragment& f = fragment_;
@@ -192,24 +211,7 @@ void PlanRun::run_step_impl(size_t s) {
     else parallel_for(k.rows, grain, [&](int64_t b, int64_t e) { fn(&args, b, e); });
     return;
   }
-  const FragmentNode& node = f.nodes[st.node];
-  const RegisteredOp& op = *node.op;
-  if (op.def().output_aliases_input) return;  // same bytes, planned as one buffer
-  std::vector<TensorRef> refs;
-  refs.reserve(node.inputs.size() + node.outputs.size());
-  for (int v : node.inputs) {
-    int c = plan_.canonical[v];
-    refs.push_back({address(c), &f.values[c].shape, f.values[c].dtype});
-  }
-  for (int v : node.outputs) {
-    int c = plan_.canonical[v];
-    refs.push_back({address(c), &f.values[c].shape, f.values[c].dtype});
-  }
-  Device device = f.values[plan_.canonical[node.outputs[0]]].device;
-  std::span<const TensorRef> all(refs);
-  KernelContext ctx{op, *node.attrs, all.first(node.inputs.size()), all.subspan(node.inputs.size()), device};
-  op.kernel_or_throw(device)(ctx);
-  counters.kernel_launches.fetch_add(1, std::memory_order_relaxed);
+  run_node_step(st, plan_, f, inputs_, outputs_, arena_.get());
 }
 
 void PlanRun::run_split_row(const PlanStep& st, const KernelArgs& args, const std::vector<void*>& ptrs) {

@@ -187,27 +187,6 @@ void launch_fused(const PlanStep& st, const CudaStep& cs, const Fragment& f, con
   detail::counters().kernel_launches.fetch_add(1, std::memory_order_relaxed);
 }
 
-void run_node(const PlanStep& st, const Plan& plan, const Fragment& f, const Buffers& buf) {
-  const FragmentNode& node = f.nodes[st.node];
-  const RegisteredOp& op = *node.op;
-  if (op.def().output_aliases_input) return;  // same bytes, planned as one buffer
-  std::vector<TensorRef> refs;
-  refs.reserve(node.inputs.size() + node.outputs.size());
-  for (int v : node.inputs) {
-    int c = plan.canonical[v];
-    refs.push_back({buf.address(c), &f.values[c].shape, f.values[c].dtype});
-  }
-  for (int v : node.outputs) {
-    int c = plan.canonical[v];
-    refs.push_back({buf.address(c), &f.values[c].shape, f.values[c].dtype});
-  }
-  Device device = f.values[plan.canonical[node.outputs[0]]].device;
-  std::span<const TensorRef> all(refs);
-  KernelContext ctx{op, *node.attrs, all.first(node.inputs.size()), all.subspan(node.inputs.size()), device};
-  op.kernel_or_throw(device)(ctx);
-  detail::counters().kernel_launches.fetch_add(1, std::memory_order_relaxed);
-}
-
 std::vector<StoragePtr> replay(const CudaPlan& cp, const Fragment& f, std::span<const StoragePtr> inputs, int device) {
   const Plan& plan = *cp.plan;
   Buffers buf{plan, inputs, nullptr, {}};
@@ -235,7 +214,7 @@ std::vector<StoragePtr> replay(const CudaPlan& cp, const Fragment& f, std::span<
       // Scratch buffers of precompiled steps are held until the end of the run.
       dev::StreamGuard guard(on, &keep);
       if (st.kind == PlanStep::Kind::kKernel) launch_fused(st, cp.steps[s], f, buf, device, on);
-      else run_node(st, plan, f, buf);
+      else run_node_step(st, plan, f, buf.inputs, buf.outputs, buf.arena.get());
       if (st.signals) {
         done[s] = std::make_unique<dev::CudaEvent>(device);
         done[s]->record(on);
