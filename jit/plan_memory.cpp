@@ -4,6 +4,7 @@
 #include <map>
 
 #include "wok/jit/plan_stages.h"
+#include "wok/jit/step_order.h"
 #include "wok/jit/union_find.h"
 #include "wok/runtime/op_registry.h"
 
@@ -36,45 +37,42 @@ void plan_memory(PipelineState& state) {
     where[c] = {Placement::Where::kOutput, static_cast<int>(plan.output_storage_bytes.size()), 0};
     plan.output_storage_bytes.push_back(f.values[v].nbytes());
   }
-  // Arena classes: live from their first write to their last read.
-  std::map<int, std::pair<int, int>> life;
+  // Arena classes: the steps that write and read each.
+  std::map<int, BufferUses> uses;
   std::map<int, int64_t> bytes;
   for (size_t s = 0; s < plan.steps.size(); ++s) {
     for (int v : plan.steps[s].writes) {
       int c = cls.find(v);
       if (where.count(c)) continue;
-      auto [it, fresh] = life.try_emplace(c, static_cast<int>(s), static_cast<int>(s));
-      if (!fresh) it->second.first = std::min(it->second.first, static_cast<int>(s));
+      uses[c].writes.push_back(static_cast<int>(s));
       bytes[c] = std::max<int64_t>(bytes[c], static_cast<int64_t>(f.values[v].nbytes()));
     }
-    for (int v : plan.steps[s].reads) {
-      int c = cls.find(v);
-      if (auto it = life.find(c); it != life.end()) it->second.second = std::max(it->second.second, static_cast<int>(s));
-    }
+    for (int v : plan.steps[s].reads)
+      if (auto it = uses.find(cls.find(v)); it != uses.end()) it->second.reads.push_back(static_cast<int>(s));
   }
-  // Largest first, each at the lowest offset not overlapping a placed
-  // class that is alive at the same time.
-  std::vector<int> order;
-  for (auto& [c, l] : life) order.push_back(c);
-  std::sort(order.begin(), order.end(), [&](int a, int b) { return bytes[a] > bytes[b]; });
+  // Largest first, each at the lowest offset not overlapping a placed class
+  // that may be live at the same time (Note [Arena reuse across lanes]).
+  const StepOrder order(plan.steps);
+  std::vector<int> by_size;
+  for (auto& [c, u] : uses) by_size.push_back(c);
+  std::stable_sort(by_size.begin(), by_size.end(), [&](int a, int b) { return bytes[a] > bytes[b]; });
   struct Placed {
     int64_t offset, size;
-    int first, last;
+    int cls;
   };
   std::vector<Placed> placed;
-  for (int c : order) {
+  for (int c : by_size) {
     int64_t size = (bytes[c] + kArenaAlign - 1) / kArenaAlign * kArenaAlign;
-    auto [first, last] = life[c];
     std::vector<std::pair<int64_t, int64_t>> busy;
     for (const Placed& p : placed)
-      if (p.first <= last && first <= p.last) busy.push_back({p.offset, p.offset + p.size});
+      if (!order.apart(uses[p.cls], uses[c])) busy.push_back({p.offset, p.offset + p.size});
     std::sort(busy.begin(), busy.end());
     int64_t offset = 0;
     for (auto [b, e] : busy) {
       if (offset + size <= b) break;
       offset = std::max(offset, e);
     }
-    placed.push_back({offset, size, first, last});
+    placed.push_back({offset, size, c});
     where[c] = {Placement::Where::kArena, -1, offset};
     plan.arena_bytes = std::max(plan.arena_bytes, offset + size);
   }

@@ -272,4 +272,59 @@ TEST(JitPipelineDump, PassesFileHasASectionAfterEveryStage) {
   EXPECT_EQ(files, 1);
 }
 
+// Note [Arena reuse across lanes]: two independent chains land on two
+// lanes, which stream replay runs at the same time. The first chain's
+// intermediate is dead (by step index) before the second chain's is written,
+// yet the two may be live at once: they must not share bytes.
+struct TwoChains {
+  std::vector<Tensor> outs;
+  wok::jit::cuda::PendingFragment pf;
+  std::unique_ptr<wok::jit::PlanGraph> g;
+  std::shared_ptr<wok::jit::Plan> plan;
+  explicit TwoChains(bool independent) {
+    Tensor x = wok::rand({16, 16}, 12), y = wok::rand({16, 16}, 13);
+    Tensor a = wok::matmul(x, x);
+    Tensor first = wok::matmul(a, x);
+    // Independent: the second chain starts from y; dependent: from `first`.
+    Tensor c = wok::matmul(independent ? y : first, y);
+    outs = {first, wok::matmul(c, y)};
+    pf = fragment_of(outs);
+    g = std::make_unique<wok::jit::PlanGraph>(pf.fragment);
+    plan = wok::jit::run_pipeline(*g, nullptr);
+  }
+  // The arena values, in step order.
+  std::vector<int> arena_values() const {
+    std::vector<int> vs;
+    for (const wok::jit::PlanStep& st : plan->steps)
+      for (int v : st.writes)
+        if (plan->placement[v].where == wok::jit::Placement::Where::kArena) vs.push_back(v);
+    return vs;
+  }
+};
+
+TEST_F(JitPipeline, BuffersOnConcurrentLanesNeverShareBytes) {
+  TwoChains p(/*independent=*/true);
+  ASSERT_EQ(p.plan->steps.size(), 4u) << p.plan->str();
+  ASSERT_GE(p.plan->lanes, 2) << p.plan->str();
+  std::vector<int> arena = p.arena_values();
+  ASSERT_EQ(arena.size(), 2u) << p.plan->str();
+  EXPECT_NE(p.plan->placement[arena[0]].offset, p.plan->placement[arena[1]].offset) << p.plan->str();
+  EXPECT_TRUE(wok::jit::verify_plan(*p.plan, *p.g, PlanLevel::kPlaced).ok());
+  // The verifier knows the rule too: put them on the same bytes.
+  p.plan->placement[arena[1]].offset = p.plan->placement[arena[0]].offset;
+  absl::Status st = wok::jit::verify_plan(*p.plan, *p.g, PlanLevel::kPlaced);
+  ASSERT_FALSE(st.ok());
+  EXPECT_NE(st.message().find("may be live at once"), std::string::npos) << st;
+}
+
+TEST_F(JitPipeline, BuffersOrderedByDependenciesStillShareBytes) {
+  TwoChains p(/*independent=*/false);
+  std::vector<int> arena = p.arena_values();
+  ASSERT_EQ(arena.size(), 2u) << p.plan->str();
+  // The second intermediate is written after the first's last read, on a
+  // chain of dependencies: the same bytes serve both.
+  EXPECT_EQ(p.plan->placement[arena[0]].offset, p.plan->placement[arena[1]].offset) << p.plan->str();
+  EXPECT_TRUE(wok::jit::verify_plan(*p.plan, *p.g, PlanLevel::kPlaced).ok());
+}
+
 }  // namespace
