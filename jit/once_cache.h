@@ -1,4 +1,5 @@
-// One build per key, shared by the kernel, CUDA-kernel and plan caches.
+// One build per key, shared by the kernel, CUDA-kernel, plan and CUDA-plan
+// caches.
 //
 // Note [Compile once per key]
 // Entries are found by a 128-bit hash and confirmed by the full signature

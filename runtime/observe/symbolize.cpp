@@ -4,7 +4,6 @@
 #include <dlfcn.h>
 #include <elf.h>
 
-#include <algorithm>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -72,10 +71,11 @@ std::string symbol_containing(const std::string& object, uintptr_t address) {
           continue;
         const Elf64_Shdr& strings = sections[table.sh_link];
         if (sym.st_name >= strings.sh_size) return "";
-        std::string name(256, '\0');
+        // Mangled template names run to thousands of characters: read up to
+        // the terminating NUL, not a fixed length.
+        std::string name;
         f.seekg(static_cast<std::streamoff>(strings.sh_offset + sym.st_name));
-        f.read(name.data(), static_cast<std::streamsize>(std::min<uint64_t>(name.size(), strings.sh_size - sym.st_name)));
-        name.resize(name.find('\0') == std::string::npos ? name.size() : name.find('\0'));
+        std::getline(f, name, '\0');
         return name;
       }
     }
