@@ -54,11 +54,13 @@ void combine_partials(ScalarOp op, const uint64_t* partials, int chunks, int str
   } else {
     for (int c = 1; c < chunks; ++c) {
       T v = at(c);
-      switch (op) {
-        case ScalarOp::kReduceSum: acc = wrap_add(acc, v); break;
-        case ScalarOp::kReduceProd: acc = wrap_mul(acc, v); break;
-        case ScalarOp::kReduceMax: acc = (v != v || v > acc) ? v : acc; break;
-        default: acc = (v != v || v < acc) ? v : acc; break;
+      switch (reduce_kind(op)) {
+        case ReduceKind::kSum: acc = wrap_add(acc, v); break;
+        case ReduceKind::kProd: acc = wrap_mul(acc, v); break;
+        case ReduceKind::kMax: acc = (v != v || v > acc) ? v : acc; break;
+        case ReduceKind::kMin: acc = (v != v || v < acc) ? v : acc; break;
+        case ReduceKind::kArgmax:  // combine_argmax's
+        case ReduceKind::kNone: throw Error("combining partial results of a non-reduction (internal error)");
       }
       if constexpr (std::is_floating_point_v<T>)
         if (acc != acc) break;  // nan stays

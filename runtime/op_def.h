@@ -3,12 +3,19 @@
 // registered per device in runtime/op_registry.h.
 //
 // Note [One formula per op]
-// An elementwise op states its math once, as a FormulaFn. The JIT compiles
-// it; the precompiled kernels of the built-in ops implement the same
-// expression with the same vector-math routines (runtime/kernels/cpu/
-// vec_math.h), so JIT and precompiled agree bitwise on + - * / min max and
-// stay within the documented ulp bounds elsewhere. A user op with a formula
-// fuses with its neighbours like a built-in one.
+// An elementwise op states its math once, as a FormulaFn over the
+// primitives of runtime/scalar_primitives.h, and every backend derives from
+// that one program: the x86 JIT compiles it (fused with its neighbours), the
+// precompiled CPU kernel evaluates it (runtime/kernels/cpu/
+// formula_kernel.cpp, with the vector math of vec_math.h), and the CUDA JIT
+// renders it with the device functions of templates/wok_device.cuh. No
+// backend spells a composite op (gelu, sigmoid, silu) by hand, so a new one
+// is its formula, its frontend function and its tests. The primitives are
+// where backends differ, and each is one row per backend table (Note [One
+// table per primitive]); JIT and precompiled agree bitwise on + - * / min
+// max and stay within the ulp bounds of docs/numerics.md elsewhere. A user
+// op with a formula fuses with its neighbours and runs precompiled like a
+// built-in one.
 #pragma once
 
 #include <functional>

@@ -41,6 +41,7 @@ OpRegistry& OpRegistry::global() {
     register_builtin_ops(*r);
     register_builtin_cpu_kernels(*r);
     register_builtin_cuda_kernels(*r);  // no driver is touched until one runs
+    r->seal_builtins();
     return r;
   }();
   return *registry;
@@ -55,7 +56,14 @@ const RegisteredOp& OpRegistry::add(OpDef def) {
   auto [it, inserted] = ops_.try_emplace(def.name, nullptr);
   if (!inserted) throw RegistryError("op '" + def.name + "' is already registered");
   it->second = std::make_unique<RegisteredOp>(std::move(def));
-  return *it->second;
+  RegisteredOp& op = *it->second;
+  if (op.def_.formula)
+    for (int d = 0; d < kNumDeviceTypes; ++d)
+      if (formula_kernels_[d]) {
+        op.kernels_[d].store(formula_kernels_[d], std::memory_order_release);
+        op.derived_[d] = true;
+      }
+  return op;
 }
 
 void OpRegistry::add_kernel(std::string_view op, DeviceType device, KernelFn fn) {
@@ -66,11 +74,35 @@ void OpRegistry::add_kernel(std::string_view op, DeviceType device, KernelFn fn)
     throw RegistryError("cannot register a " + std::string(device_type_name(device)) + " kernel for unknown op '" +
                         std::string(op) + "': register the op first");
   auto& slot = it->second->kernels_[static_cast<int>(device)];
-  if (slot.load())
+  bool& derived = it->second->derived_[static_cast<int>(device)];
+  // A user op's own kernel replaces the one derived from its formula; a
+  // built-in op's kernels are fixed.
+  if (slot.load() && !(derived && !it->second->builtin_))
     throw RegistryError("a kernel for op '" + std::string(op) + "' on " + std::string(device_type_name(device)) +
-                        " is already registered");
+                        " is already registered" + (derived ? " (the one that evaluates its formula)" : ""));
   kernels_.push_back(std::make_unique<KernelFn>(std::move(fn)));
   slot.store(kernels_.back().get(), std::memory_order_release);
+  derived = false;
+}
+
+void OpRegistry::seal_builtins() {
+  std::lock_guard lock(mu_);
+  for (auto& [name, op] : ops_) op->builtin_ = true;
+}
+
+void OpRegistry::set_formula_kernel(DeviceType device, KernelFn fn) {
+  if (!fn) throw RegistryError("empty formula kernel");
+  std::lock_guard lock(mu_);
+  const int d = static_cast<int>(device);
+  if (formula_kernels_[d])
+    throw RegistryError("the formula kernel for " + std::string(device_type_name(device)) + " is already set");
+  kernels_.push_back(std::make_unique<KernelFn>(std::move(fn)));
+  formula_kernels_[d] = kernels_.back().get();
+  for (auto& [name, op] : ops_)
+    if (op->def_.formula && !op->kernels_[d].load()) {
+      op->kernels_[d].store(formula_kernels_[d], std::memory_order_release);
+      op->derived_[d] = true;
+    }
 }
 
 const RegisteredOp* OpRegistry::find(std::string_view name) const {

@@ -42,8 +42,12 @@ class RegisteredOp {
  private:
   friend class OpRegistry;
   OpDef def_;
-  // Written once under the registry's lock, read without it.
+  // Written under the registry's lock, read without it.
   std::array<std::atomic<const KernelFn*>, kNumDeviceTypes> kernels_{};
+  // Whether kernels_[d] is the device's formula kernel, which a kernel
+  // registered for a user op replaces (under the registry's lock).
+  std::array<bool, kNumDeviceTypes> derived_{};
+  bool builtin_ = false;  // registered with the global registry's built-ins
 };
 
 class OpRegistry {
@@ -55,8 +59,14 @@ class OpRegistry {
   // incomplete (no shape or dtype rule, elementwise without formula ok).
   const RegisteredOp& add(OpDef def);
   // Throws RegistryError for an unknown op or a second kernel for the same
-  // (op, device type).
+  // (op, device type). A user op's kernel replaces the one derived from its
+  // formula (set_formula_kernel); a built-in op's cannot be replaced.
   void add_kernel(std::string_view op, DeviceType device, KernelFn fn);
+  // The kernel that every op with a formula gets on `device` unless it has
+  // its own: the one that evaluates the formula (runtime/kernels/cpu/
+  // formula_kernel.cpp). So an op written as a formula alone runs
+  // everywhere, before and after this call.
+  void set_formula_kernel(DeviceType device, KernelFn fn);
 
   const RegisteredOp* find(std::string_view name) const;
   const RegisteredOp& get(std::string_view name) const;  // throws RegistryError
@@ -64,10 +74,12 @@ class OpRegistry {
 
  private:
   OpRegistry() = default;
+  void seal_builtins();  // marks every op registered so far as built-in
 
   mutable std::mutex mu_;
   std::unordered_map<std::string, std::unique_ptr<RegisteredOp>> ops_;
   std::vector<std::unique_ptr<KernelFn>> kernels_;  // owned here, never freed
+  std::array<const KernelFn*, kNumDeviceTypes> formula_kernels_{};
 };
 
 // Registers the built-in ops and their CPU kernels (runtime/ops/*.cpp,

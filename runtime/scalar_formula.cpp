@@ -6,56 +6,18 @@
 
 namespace wok {
 
-std::string_view scalar_op_name(ScalarOp op) {
-  switch (op) {
-    case ScalarOp::kInput: return "input";
-    case ScalarOp::kConst: return "const";
-    case ScalarOp::kCast: return "cast";
-    case ScalarOp::kNeg: return "neg";
-    case ScalarOp::kAbs: return "abs";
-    case ScalarOp::kSqrt: return "sqrt";
-    case ScalarOp::kExp: return "exp";
-    case ScalarOp::kLog: return "log";
-    case ScalarOp::kSin: return "sin";
-    case ScalarOp::kCos: return "cos";
-    case ScalarOp::kTanh: return "tanh";
-    case ScalarOp::kErf: return "erf";
-    case ScalarOp::kFloor: return "floor";
-    case ScalarOp::kCeil: return "ceil";
-    case ScalarOp::kRound: return "round";
-    case ScalarOp::kNot: return "not";
-    case ScalarOp::kAdd: return "add";
-    case ScalarOp::kSub: return "sub";
-    case ScalarOp::kMul: return "mul";
-    case ScalarOp::kDiv: return "div";
-    case ScalarOp::kMax: return "max";
-    case ScalarOp::kMin: return "min";
-    case ScalarOp::kPow: return "pow";
-    case ScalarOp::kEq: return "eq";
-    case ScalarOp::kNe: return "ne";
-    case ScalarOp::kLt: return "lt";
-    case ScalarOp::kLe: return "le";
-    case ScalarOp::kGt: return "gt";
-    case ScalarOp::kGe: return "ge";
-    case ScalarOp::kAnd: return "and";
-    case ScalarOp::kOr: return "or";
-    case ScalarOp::kSelect: return "select";
-    case ScalarOp::kReduceSum: return "reduce_sum";
-    case ScalarOp::kReduceMax: return "reduce_max";
-    case ScalarOp::kReduceMin: return "reduce_min";
-    case ScalarOp::kReduceProd: return "reduce_prod";
-    case ScalarOp::kReduceArgmax: return "reduce_argmax";
-    case ScalarOp::kRowLength: return "row_length";
+DType result_dtype(ResultRule rule, DType operand) {
+  switch (rule) {
+    case ResultRule::kGiven:
+    case ResultRule::kSame:
+    case ResultRule::kWhole:
+    case ResultRule::kSelect: return operand;
+    case ResultRule::kFloat: return float_result_type(operand);
+    case ResultRule::kArithmetic: return operand == DType::kBool ? DType::kInt32 : operand;
+    case ResultRule::kCompare:
+    case ResultRule::kLogical: return DType::kBool;
   }
-  return "?";
-}
-
-int scalar_op_arity(ScalarOp op) {
-  if (op == ScalarOp::kInput || op == ScalarOp::kConst || op == ScalarOp::kRowLength) return 0;
-  if (op == ScalarOp::kSelect) return 3;
-  if (is_reduction(op)) return 1;
-  if (op >= ScalarOp::kAdd) return 2;
-  return 1;
+  return operand;
 }
 
 std::string ScalarProgram::str() const {
@@ -146,39 +108,30 @@ Expr FormulaBuilder::cast(Expr a, DType to) {
 }
 
 Expr FormulaBuilder::unary(ScalarOp op, Expr a) {
-  DType t = a.dtype();
-  switch (op) {
-    case ScalarOp::kSqrt: case ScalarOp::kExp: case ScalarOp::kLog: case ScalarOp::kSin:
-    case ScalarOp::kCos: case ScalarOp::kTanh: case ScalarOp::kErf:
-      t = float_result_type(t);
-      a = cast(a, t);
-      break;
-    case ScalarOp::kNot:
-      a = cast(a, DType::kBool);
-      t = DType::kBool;
-      break;
-    case ScalarOp::kFloor: case ScalarOp::kCeil: case ScalarOp::kRound:
-      if (!is_floating(t)) return a;  // integers are already whole
-      break;
-    default:
-      break;
-  }
+  const ResultRule rule = primitive(op).result;
+  if (primitive(op).arity != 1 || rule == ResultRule::kGiven)
+    throw ArgumentError("'" + std::string(scalar_op_name(op)) + "' is not a unary formula primitive");
+  if (rule == ResultRule::kWhole && !is_floating(a.dtype())) return a;  // integers are already whole
+  // Operands are converted to what the primitive computes in: a float for
+  // sqrt and exp, a truth value for not.
+  const DType t = result_dtype(rule, a.dtype());
+  a = cast(a, rule == ResultRule::kLogical ? DType::kBool : t);
   ScalarInstr in{op, t};
   in.args[0] = a.id();
   return Expr(this, push(in));
 }
 
 Expr FormulaBuilder::binary(ScalarOp op, Expr a, Expr b) {
-  DType t = promote_types(a.dtype(), b.dtype());
-  if (op == ScalarOp::kAnd || op == ScalarOp::kOr) t = DType::kBool;
-  if (op == ScalarOp::kDiv) t = float_result_type(t);
-  if (t == DType::kBool && (op == ScalarOp::kAdd || op == ScalarOp::kSub || op == ScalarOp::kMul ||
-                            op == ScalarOp::kPow))
-    t = DType::kInt32;
-  a = cast(a, t);
-  b = cast(b, t);
-  bool compare = op >= ScalarOp::kEq && op <= ScalarOp::kGe;
-  ScalarInstr in{op, compare ? DType::kBool : t};
+  const ResultRule rule = primitive(op).result;
+  if (primitive(op).arity != 2 || rule == ResultRule::kGiven)
+    throw ArgumentError("'" + std::string(scalar_op_name(op)) + "' is not a binary formula primitive");
+  const DType promoted = promote_types(a.dtype(), b.dtype());
+  const DType t = result_dtype(rule, promoted);
+  // Comparisons compare in the promoted dtype; the rest compute in their result's.
+  const DType operand_t = rule == ResultRule::kCompare ? promoted : t;
+  a = cast(a, operand_t);
+  b = cast(b, operand_t);
+  ScalarInstr in{op, t};
   in.args[0] = a.id();
   in.args[1] = b.id();
   return Expr(this, push(in));

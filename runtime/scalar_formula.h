@@ -12,32 +12,9 @@
 #include "wok/runtime/attrs.h"
 #include "wok/runtime/dtype.h"
 #include "wok/runtime/scalar.h"
+#include "wok/runtime/scalar_primitives.h"
 
 namespace wok {
-
-// The primitive set every elementwise backend implements. Everything else
-// (sigmoid, gelu, silu, rsqrt, clamp, ...) is written in terms of these.
-enum class ScalarOp : uint8_t {
-  kInput,  // element of input `index`
-  kConst,  // a constant
-  kCast,   // to the instruction's dtype
-  // unary
-  kNeg, kAbs, kSqrt, kExp, kLog, kSin, kCos, kTanh, kErf, kFloor, kCeil, kRound, kNot,
-  // binary
-  kAdd, kSub, kMul, kDiv, kMax, kMin, kPow,
-  kEq, kNe, kLt, kLe, kGt, kGe, kAnd, kOr,
-  // ternary: a ? b : c
-  kSelect,
-  // Reductions along the row of a JIT row kernel (jit/x86/row_codegen.cpp); never
-  // produced by a formula. The result is the row's value, available once
-  // the row has been read; kRowLength is the row's length.
-  kReduceSum, kReduceMax, kReduceMin, kReduceProd, kReduceArgmax, kRowLength,
-};
-
-inline bool is_reduction(ScalarOp op) { return op >= ScalarOp::kReduceSum && op <= ScalarOp::kReduceArgmax; }
-
-std::string_view scalar_op_name(ScalarOp op);
-int scalar_op_arity(ScalarOp op);  // 0 for kInput/kConst
 
 struct ScalarInstr {
   ScalarInstr(ScalarOp op, DType dtype) : op(op), dtype(dtype) {}
@@ -57,6 +34,11 @@ struct ScalarProgram {
   std::string str() const;              // readable listing
   void append_signature(std::string& out) const;
 };
+
+// The result dtype of a primitive under `rule` whose operands were promoted
+// to `operand`; the elementwise ops' dtype rules use it too, so an op and
+// the primitive it is named after cannot disagree.
+DType result_dtype(ResultRule rule, DType operand);
 
 class FormulaBuilder;
 

@@ -14,62 +14,17 @@ namespace wok::jit::cuda {
 
 namespace {
 
-// Dtype masks for the table.
-constexpr uint8_t bit(DType t) { return static_cast<uint8_t>(1u << static_cast<int>(t)); }
-constexpr uint8_t kB = bit(DType::kBool);
-constexpr uint8_t kI = bit(DType::kInt32) | bit(DType::kInt64);
-constexpr uint8_t kF = bit(DType::kFloat32) | bit(DType::kFloat64);
-constexpr uint8_t kAll = kB | kI | kF;
-
-// One row per (op, operand dtypes) the CUDA backend implements: the CUDA
-// expression, with {0} {1} {2} for the operands and {T} for the result type.
-// The mask is over the dtype of the first operand (the condition's for
-// select: the mask then is over the result).
-struct CudaOp {
-  ScalarOp op;
-  uint8_t dtypes;
-  const char* expr;
-};
-
-constexpr CudaOp kCudaOps[] = {
-    {ScalarOp::kCast, kAll, "wok::cast<{T}>({0})"},
-    {ScalarOp::kNeg, kI | kF, "wok::neg({0})"},
-    {ScalarOp::kAbs, kI | kF, "wok::abs({0})"},
-    {ScalarOp::kSqrt, kF, "wok::sqrt_({0})"},
-    {ScalarOp::kExp, kF, "wok::exp_({0})"},
-    {ScalarOp::kLog, kF, "wok::log_({0})"},
-    {ScalarOp::kSin, kF, "wok::sin_({0})"},
-    {ScalarOp::kCos, kF, "wok::cos_({0})"},
-    {ScalarOp::kTanh, kF, "wok::tanh_({0})"},
-    {ScalarOp::kErf, kF, "wok::erf_({0})"},
-    {ScalarOp::kFloor, kF, "wok::floor_({0})"},
-    {ScalarOp::kFloor, kI, "{0}"},
-    {ScalarOp::kCeil, kF, "wok::ceil_({0})"},
-    {ScalarOp::kCeil, kI, "{0}"},
-    {ScalarOp::kRound, kF, "wok::round_({0})"},
-    {ScalarOp::kRound, kI, "{0}"},
-    {ScalarOp::kNot, kB, "(!{0})"},
-    {ScalarOp::kAdd, kI | kF, "wok::add({0}, {1})"},
-    {ScalarOp::kSub, kI | kF, "wok::sub({0}, {1})"},
-    {ScalarOp::kMul, kI | kF, "wok::mul({0}, {1})"},
-    {ScalarOp::kDiv, kF, "wok::div({0}, {1})"},
-    {ScalarOp::kMax, kAll, "wok::maximum({0}, {1})"},
-    {ScalarOp::kMin, kAll, "wok::minimum({0}, {1})"},
-    {ScalarOp::kPow, kI | kF, "wok::pow_({0}, {1})"},
-    {ScalarOp::kEq, kAll, "({0} == {1})"},
-    {ScalarOp::kNe, kAll, "({0} != {1})"},
-    {ScalarOp::kLt, kAll, "({0} < {1})"},
-    {ScalarOp::kLe, kAll, "({0} <= {1})"},
-    {ScalarOp::kGt, kAll, "({0} > {1})"},
-    {ScalarOp::kGe, kAll, "({0} >= {1})"},
-    {ScalarOp::kAnd, kB, "({0} && {1})"},
-    {ScalarOp::kOr, kB, "({0} || {1})"},
-    {ScalarOp::kSelect, kAll, "({0} ? {1} : {2})"},
-};
-
-const CudaOp* find_op(ScalarOp op, DType t) {
-  for (const CudaOp& row : kCudaOps)
-    if (row.op == op && (row.dtypes & bit(t))) return &row;
+// The CUDA spelling of `op` with operands of dtype t: the CUDA column of
+// Note [One table per primitive] (runtime/scalar_primitives.h).
+const char* find_op(ScalarOp op, DType t) {
+  const ScalarPrimitive& p = primitive(op);
+  switch (t) {
+    case DType::kBool: return p.cuda_bool;
+    case DType::kInt32:
+    case DType::kInt64: return p.cuda_int;
+    case DType::kFloat32:
+    case DType::kFloat64: return p.cuda_float;
+  }
   return nullptr;
 }
 
@@ -151,11 +106,11 @@ absl::StatusOr<std::string> render_body(const FusedKernelSpec& spec, const std::
       for (int a = 0; a < arity; ++a) args[a] = var(in.args[a]);
       // Select is checked on its result; everything else on its first operand.
       DType checked = in.op == ScalarOp::kSelect ? in.dtype : prog.instrs[in.args[0]].dtype;
-      const CudaOp* row = find_op(in.op, checked);
-      if (!row)
+      const char* pattern = find_op(in.op, checked);
+      if (!pattern)
         return absl::UnimplementedError("the CUDA renderer has no rendering of " + std::string(scalar_op_name(in.op)) +
                                         " on " + std::string(dtype_name(checked)));
-      expr = fill(row->expr, args, arity, type);
+      expr = fill(pattern, args, arity, type);
     }
     out += indent + "const " + std::string(type) + " " + var(static_cast<int>(i)) + " = " + expr + ";\n";
   }

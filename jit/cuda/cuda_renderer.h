@@ -2,7 +2,8 @@
 // from templates/elementwise.cu.in (embedded at build time), the renderer
 // writes only the parameter list and the per-element code. Each scalar op
 // maps to a device function of templates/wok_device.cuh through one table
-// (kCudaOps in the .cpp), so backend differences are data.
+// (the CUDA columns of runtime/scalar_primitives.h), so backend differences
+// are data.
 #pragma once
 
 #include <string>

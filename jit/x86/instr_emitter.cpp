@@ -1,8 +1,8 @@
 #include "wok/jit/x86/instr_emitter.h"
 
-#include <limits>
-
 #include <algorithm>
+#include <array>
+#include <limits>
 
 #include "wok/jit/x86/math_emitter.h"
 #include "wok/runtime/error.h"
@@ -10,27 +10,72 @@
 namespace wok::jit::x86 {
 
 namespace {
-Cmp cmp_of(ScalarOp op) {
-  switch (op) {
-    case ScalarOp::kEq: return Cmp::kEq;
-    case ScalarOp::kNe: return Cmp::kNe;
-    case ScalarOp::kLt: return Cmp::kLt;
-    case ScalarOp::kLe: return Cmp::kLe;
-    case ScalarOp::kGt: return Cmp::kGt;
-    default: return Cmp::kGe;
-  }
-}
-}  // namespace
 
-bool is_transcendental(ScalarOp op) {
-  switch (op) {
-    case ScalarOp::kExp: case ScalarOp::kLog: case ScalarOp::kSin: case ScalarOp::kCos:
-    case ScalarOp::kTanh: case ScalarOp::kErf: case ScalarOp::kPow:
-      return true;
-    default:
-      return false;
-  }
+// What an emitter sees: the instruction's result dtype, its operands'
+// dtype (the condition's for select) and the operand registers.
+struct Operands {
+  DType t;
+  DType arg_t;
+  const ax::Vec* v[3];
+};
+using ValueEmitter = ax::Vec (*)(VecEmitter& e, const Operands& a);
+
+struct X86Row {
+  ScalarOp op;
+  ValueEmitter emit;  // nullptr: loaded or accumulated by the generator itself
+};
+
+ax::Vec compare(VecEmitter& e, const Operands& a, Cmp c) {
+  return e.mask_to_bool(a.arg_t, e.cmp(a.arg_t, c, *a.v[0], *a.v[1]));
 }
+
+// The x86 column of Note [One table per primitive] (runtime/scalar_primitives.h).
+using O = ScalarOp;
+using A = const Operands&;
+constexpr std::array<X86Row, kNumScalarOps> kX86Emitters = {{
+    {O::kInput, nullptr},  // each generator loads its inputs its own way
+    {O::kConst, nullptr},  // needs the constant: emit_value_instr handles it
+    {O::kCast, [](VecEmitter& e, A a) { return e.cast(a.arg_t, a.t, *a.v[0]); }},
+    {O::kNeg, [](VecEmitter& e, A a) { return e.neg(a.t, *a.v[0]); }},
+    {O::kAbs, [](VecEmitter& e, A a) { return e.abs(a.t, *a.v[0]); }},
+    {O::kSqrt, [](VecEmitter& e, A a) { return e.sqrt(a.t, *a.v[0]); }},
+    {O::kExp, [](VecEmitter& e, A a) { return emit_exp(e, a.t, *a.v[0]); }},
+    {O::kLog, [](VecEmitter& e, A a) { return emit_log(e, a.t, *a.v[0]); }},
+    {O::kSin, [](VecEmitter& e, A a) { return emit_sin(e, a.t, *a.v[0]); }},
+    {O::kCos, [](VecEmitter& e, A a) { return emit_cos(e, a.t, *a.v[0]); }},
+    {O::kTanh, [](VecEmitter& e, A a) { return emit_tanh(e, a.t, *a.v[0]); }},
+    {O::kErf, [](VecEmitter& e, A a) { return emit_erf(e, a.t, *a.v[0]); }},
+    {O::kFloor, [](VecEmitter& e, A a) { return e.round(a.t, *a.v[0], 0x09); }},
+    {O::kCeil, [](VecEmitter& e, A a) { return e.round(a.t, *a.v[0], 0x0A); }},
+    {O::kRound, [](VecEmitter& e, A a) { return e.round(a.t, *a.v[0], 0x08); }},
+    {O::kNot, [](VecEmitter& e, A a) { return e.bit_xor(a.t, *a.v[0], e.const_operand(DType::kBool, 1)); }},
+    {O::kAdd, [](VecEmitter& e, A a) { return e.add(a.t, *a.v[0], *a.v[1]); }},
+    {O::kSub, [](VecEmitter& e, A a) { return e.sub(a.t, *a.v[0], *a.v[1]); }},
+    {O::kMul, [](VecEmitter& e, A a) { return e.mul(a.t, *a.v[0], *a.v[1]); }},
+    {O::kDiv, [](VecEmitter& e, A a) { return e.div(a.t, *a.v[0], *a.v[1]); }},
+    {O::kMax, [](VecEmitter& e, A a) { return e.max(a.t, *a.v[0], *a.v[1]); }},
+    {O::kMin, [](VecEmitter& e, A a) { return e.min(a.t, *a.v[0], *a.v[1]); }},
+    {O::kPow, [](VecEmitter& e, A a) { return emit_pow(e, a.t, *a.v[0], *a.v[1]); }},
+    {O::kEq, [](VecEmitter& e, A a) { return compare(e, a, Cmp::kEq); }},
+    {O::kNe, [](VecEmitter& e, A a) { return compare(e, a, Cmp::kNe); }},
+    {O::kLt, [](VecEmitter& e, A a) { return compare(e, a, Cmp::kLt); }},
+    {O::kLe, [](VecEmitter& e, A a) { return compare(e, a, Cmp::kLe); }},
+    {O::kGt, [](VecEmitter& e, A a) { return compare(e, a, Cmp::kGt); }},
+    {O::kGe, [](VecEmitter& e, A a) { return compare(e, a, Cmp::kGe); }},
+    {O::kAnd, [](VecEmitter& e, A a) { return e.bit_and(a.t, *a.v[0], *a.v[1]); }},
+    {O::kOr, [](VecEmitter& e, A a) { return e.bit_or(a.t, *a.v[0], *a.v[1]); }},
+    {O::kSelect, [](VecEmitter& e, A a) { return e.blend(a.t, e.bool_to_mask(a.t, *a.v[0]), *a.v[1], *a.v[2]); }},
+    // Reductions and the row length are the row and column generators' own.
+    {O::kReduceSum, nullptr},
+    {O::kReduceMax, nullptr},
+    {O::kReduceMin, nullptr},
+    {O::kReduceProd, nullptr},
+    {O::kReduceArgmax, nullptr},
+    {O::kRowLength, nullptr},
+}};
+static_assert(rows_follow_enum(kX86Emitters), "kX86Emitters must have one row per ScalarOp, in enum order");
+
+}  // namespace
 
 int choose_lanes(const FusedKernelSpec& spec, bool avx512) {
   int widest = 4;
@@ -41,7 +86,7 @@ int choose_lanes(const FusedKernelSpec& spec, bool avx512) {
     if (in.op == ScalarOp::kReduceArgmax) continue;
     widest = std::max(widest, VecEmitter::lane_width(in.dtype));
     // float32 sin, cos and pow run in float64 (Note [Lanes and registers]).
-    if (in.op == ScalarOp::kSin || in.op == ScalarOp::kCos || in.op == ScalarOp::kPow) widest = 8;
+    if (primitive(in.op).float32_via_float64) widest = 8;
   }
   for (DType t : spec.input_dtypes) widest = std::max(widest, VecEmitter::lane_width(t));
   return (avx512 ? 64 : 32) / widest;
@@ -84,69 +129,53 @@ void emit_bounce_copy(ax::Compiler& cc, BounceCopy direction, const ax::Mem& bou
   else emit_byte_copy(cc, mem, buf, nbytes);
 }
 
+namespace {
+[[noreturn]] void not_a_reduction(ScalarOp op) {
+  throw Error("x86 JIT: '" + std::string(scalar_op_name(op)) + "' is not a sum, prod, max or min (internal error)");
+}
+}  // namespace
+
 ax::Vec reduction_identity(VecEmitter& e, ScalarOp op, DType t) {
   const double inf = std::numeric_limits<double>::infinity();
-  switch (op) {
-    case ScalarOp::kReduceSum: return e.zero(t);
-    case ScalarOp::kReduceProd: return e.const_vec(t, 1.0);
-    case ScalarOp::kReduceMax:
+  switch (reduce_kind(op)) {
+    case ReduceKind::kSum: return e.zero(t);
+    case ReduceKind::kProd: return e.const_vec(t, 1.0);
+    case ReduceKind::kMax:
       return is_floating(t) ? e.const_vec(t, -inf)
                             : e.const_vec(t, static_cast<double>(std::numeric_limits<int32_t>::min()));
-    default:
+    case ReduceKind::kMin:
       return is_floating(t) ? e.const_vec(t, inf)
                             : e.const_vec(t, static_cast<double>(std::numeric_limits<int32_t>::max()));
+    case ReduceKind::kArgmax:
+    case ReduceKind::kNone: break;
   }
+  not_a_reduction(op);
 }
 
 void emit_accumulate(VecEmitter& e, ScalarOp op, DType t, const ax::Vec& acc, const ax::Vec& v) {
   ax::Vec out;
-  switch (op) {
-    case ScalarOp::kReduceSum: out = e.add(t, acc, v); break;
-    case ScalarOp::kReduceProd: out = e.mul(t, acc, v); break;
-    case ScalarOp::kReduceMax: out = e.max(t, v, acc); break;
-    default: out = e.min(t, v, acc); break;
+  switch (reduce_kind(op)) {
+    case ReduceKind::kSum: out = e.add(t, acc, v); break;
+    case ReduceKind::kProd: out = e.mul(t, acc, v); break;
+    case ReduceKind::kMax: out = e.max(t, v, acc); break;
+    case ReduceKind::kMin: out = e.min(t, v, acc); break;
+    case ReduceKind::kArgmax:
+    case ReduceKind::kNone: not_a_reduction(op);
   }
   e.cc().vmovaps(acc, out);
 }
 
 ax::Vec emit_value_instr(VecEmitter& e, const ScalarProgram& program, const ScalarInstr& in,
                          const std::vector<ax::Vec>& values) {
-  const DType t = in.dtype;
-  auto arg = [&](int a) { return values[in.args[a]]; };
-  auto arg_t = [&](int a) { return program.instrs[in.args[a]].dtype; };
-  switch (in.op) {
-    case ScalarOp::kConst: return e.const_scalar(t, in.constant);
-    case ScalarOp::kCast: return e.cast(arg_t(0), t, arg(0));
-    case ScalarOp::kNeg: return e.neg(t, arg(0));
-    case ScalarOp::kAbs: return e.abs(t, arg(0));
-    case ScalarOp::kSqrt: return e.sqrt(t, arg(0));
-    case ScalarOp::kExp: return emit_exp(e, t, arg(0));
-    case ScalarOp::kLog: return emit_log(e, t, arg(0));
-    case ScalarOp::kSin: return emit_sin(e, t, arg(0));
-    case ScalarOp::kCos: return emit_cos(e, t, arg(0));
-    case ScalarOp::kTanh: return emit_tanh(e, t, arg(0));
-    case ScalarOp::kErf: return emit_erf(e, t, arg(0));
-    case ScalarOp::kFloor: return e.round(t, arg(0), 0x09);
-    case ScalarOp::kCeil: return e.round(t, arg(0), 0x0A);
-    case ScalarOp::kRound: return e.round(t, arg(0), 0x08);
-    case ScalarOp::kNot: return e.bit_xor(t, arg(0), e.const_operand(DType::kBool, 1));
-    case ScalarOp::kAdd: return e.add(t, arg(0), arg(1));
-    case ScalarOp::kSub: return e.sub(t, arg(0), arg(1));
-    case ScalarOp::kMul: return e.mul(t, arg(0), arg(1));
-    case ScalarOp::kDiv: return e.div(t, arg(0), arg(1));
-    case ScalarOp::kMax: return e.max(t, arg(0), arg(1));
-    case ScalarOp::kMin: return e.min(t, arg(0), arg(1));
-    case ScalarOp::kPow: return emit_pow(e, t, arg(0), arg(1));
-    case ScalarOp::kEq: case ScalarOp::kNe: case ScalarOp::kLt:
-    case ScalarOp::kLe: case ScalarOp::kGt: case ScalarOp::kGe:
-      return e.mask_to_bool(arg_t(0), e.cmp(arg_t(0), cmp_of(in.op), arg(0), arg(1)));
-    case ScalarOp::kAnd: return e.bit_and(t, arg(0), arg(1));
-    case ScalarOp::kOr: return e.bit_or(t, arg(0), arg(1));
-    case ScalarOp::kSelect: return e.blend(t, e.bool_to_mask(t, arg(0)), arg(1), arg(2));
-    default: break;
-  }
-  throw Error(std::string("x86 JIT: instruction '") + std::string(scalar_op_name(in.op)) +
-              "' is not a value instruction (internal error)");
+  if (in.op == ScalarOp::kConst) return e.const_scalar(in.dtype, in.constant);
+  const ValueEmitter emit = kX86Emitters[static_cast<size_t>(in.op)].emit;
+  if (!emit)
+    throw Error(std::string("x86 JIT: instruction '") + std::string(scalar_op_name(in.op)) +
+                "' is not a value instruction (internal error)");
+  Operands a{in.dtype, in.dtype, {nullptr, nullptr, nullptr}};
+  for (int i = 0; i < scalar_op_arity(in.op); ++i) a.v[i] = &values[in.args[i]];
+  if (scalar_op_arity(in.op) > 0) a.arg_t = program.instrs[in.args[0]].dtype;
+  return emit(e, a);
 }
 
 }  // namespace wok::jit::x86

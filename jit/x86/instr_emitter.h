@@ -13,8 +13,6 @@ namespace wok::jit::x86 {
 ax::Vec emit_value_instr(VecEmitter& e, const ScalarProgram& program, const ScalarInstr& in,
                          const std::vector<ax::Vec>& values);
 
-bool is_transcendental(ScalarOp op);
-
 // Elements per vector step for `spec` (Note [Lanes and registers]).
 int choose_lanes(const FusedKernelSpec& spec, bool avx512);
 

@@ -9,25 +9,15 @@ namespace wok::ops {
 
 namespace {
 
-// How an op's result dtype follows from its (common) input dtype.
-enum class ResultType {
-  kSame,        // neg, abs, relu, floor, ...
-  kFloat,       // exp, sqrt, ...: float_result_type
-  kBool,        // comparisons, logical ops
-  kArithmetic,  // add, sub, mul, pow: bool computes as int32
-};
+// An elementwise op's result dtype follows from its common input dtype by
+// the rule of the primitive it is named after (runtime/scalar_primitives.h).
+using ResultType = ResultRule;
 
 DTypeFn dtype_rule(ResultType rule, bool allow_bool) {
   return [rule, allow_bool](std::span<const DType> in, const Attrs&) {
     DType t = common_dtype(in);
     if (!allow_bool) require_not_bool(t, "this op");
-    switch (rule) {
-      case ResultType::kSame: return one(t);
-      case ResultType::kFloat: return one(float_result_type(t));
-      case ResultType::kBool: return one(DType::kBool);
-      case ResultType::kArithmetic: return one(t == DType::kBool ? DType::kInt32 : t);
-    }
-    return one(t);
+    return one(result_dtype(rule, t));
   };
 }
 
@@ -55,8 +45,8 @@ OpDef binary(std::string name, ResultType rule, bool allow_bool, Expr (*f)(Expr,
                      [f](FormulaBuilder& b) { b.output(0, f(b.input(0), b.input(1))); }, std::move(doc));
 }
 
-// The formulas. Composite ops are written in primitives here, and the
-// precompiled kernels evaluate the same expressions (Note [One formula per op]).
+// The formulas: the only place each op's math is written; every backend
+// derives its kernels from them (Note [One formula per op]).
 Expr f_neg(Expr x) { return -x; }
 Expr f_abs(Expr x) { return fx::abs(x); }
 Expr f_exp(Expr x) { return fx::exp(x); }
@@ -128,7 +118,7 @@ void register_elementwise_ops(OpRegistry& r) {
   r.add(unary("round", R::kSame, false, f_round, "round half to even"));
   r.add(unary("reciprocal", R::kFloat, true, f_reciprocal, "1 / x"));
   r.add(unary("square", R::kArithmetic, true, f_square, "x * x"));
-  r.add(unary("logical_not", R::kBool, true, f_not, "x == 0"));
+  r.add(unary("logical_not", R::kLogical, true, f_not, "x == 0"));
 
   r.add(binary("add", R::kArithmetic, true, f_add, "a + b"));
   r.add(binary("sub", R::kArithmetic, false, f_sub, "a - b"));
@@ -137,14 +127,14 @@ void register_elementwise_ops(OpRegistry& r) {
   r.add(binary("pow", R::kArithmetic, true, f_pow, "a ^ b"));
   r.add(binary("maximum", R::kSame, true, f_maximum, "elementwise max, nan-propagating"));
   r.add(binary("minimum", R::kSame, true, f_minimum, "elementwise min, nan-propagating"));
-  r.add(binary("eq", R::kBool, true, f_eq, "a == b"));
-  r.add(binary("ne", R::kBool, true, f_ne, "a != b"));
-  r.add(binary("lt", R::kBool, true, f_lt, "a < b"));
-  r.add(binary("le", R::kBool, true, f_le, "a <= b"));
-  r.add(binary("gt", R::kBool, true, f_gt, "a > b"));
-  r.add(binary("ge", R::kBool, true, f_ge, "a >= b"));
-  r.add(binary("logical_and", R::kBool, true, f_and, "a && b"));
-  r.add(binary("logical_or", R::kBool, true, f_or, "a || b"));
+  r.add(binary("eq", R::kCompare, true, f_eq, "a == b"));
+  r.add(binary("ne", R::kCompare, true, f_ne, "a != b"));
+  r.add(binary("lt", R::kCompare, true, f_lt, "a < b"));
+  r.add(binary("le", R::kCompare, true, f_le, "a <= b"));
+  r.add(binary("gt", R::kCompare, true, f_gt, "a > b"));
+  r.add(binary("ge", R::kCompare, true, f_ge, "a >= b"));
+  r.add(binary("logical_and", R::kLogical, true, f_and, "a && b"));
+  r.add(binary("logical_or", R::kLogical, true, f_or, "a || b"));
 
   // cast: the one unary op whose result dtype is an attribute.
   {

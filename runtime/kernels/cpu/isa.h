@@ -16,9 +16,8 @@ class OpRegistry;
 namespace cpu {
 inline namespace WOK_ISA_NS {
 // One per kernel family; register_kernels.cpp calls them all.
-void register_unary_kernels(OpRegistry& r);
-void register_binary_kernels(OpRegistry& r);
-void register_misc_elementwise_kernels(OpRegistry& r);
+void register_formula_kernel(OpRegistry& r);  // every elementwise op
+void register_fill_kernels(OpRegistry& r);
 void register_reduction_kernels(OpRegistry& r);
 void register_movement_kernels(OpRegistry& r);
 void register_matmul_kernels(OpRegistry& r);

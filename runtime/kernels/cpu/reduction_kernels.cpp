@@ -25,7 +25,9 @@
 #include <type_traits>
 #include <vector>
 
-#include "wok/runtime/kernels/cpu/elementwise_loops.h"
+#include "wok/runtime/kernels/cpu/strided_loop.h"
+#include "wok/runtime/thread_pool.h"
+#include "wok/runtime/wrapping.h"
 #include "wok/runtime/kernels/cpu/elementwise_rules.h"
 #include "wok/runtime/kernels/cpu/isa.h"
 #include "wok/runtime/kernels/cpu/vec_math.h"

@@ -6,9 +6,8 @@ namespace wok::cpu {
 // One entry point per instruction-set variant; runtime/kernels/
 // cpu_dispatch.cpp picks the variant for this host.
 void WOK_ISA_CONCAT(register_kernels_, WOK_CPU_ISA)(OpRegistry& r) {
-  WOK_ISA_NS::register_unary_kernels(r);
-  WOK_ISA_NS::register_binary_kernels(r);
-  WOK_ISA_NS::register_misc_elementwise_kernels(r);
+  WOK_ISA_NS::register_formula_kernel(r);
+  WOK_ISA_NS::register_fill_kernels(r);
   WOK_ISA_NS::register_reduction_kernels(r);
   WOK_ISA_NS::register_movement_kernels(r);
   WOK_ISA_NS::register_matmul_kernels(r);

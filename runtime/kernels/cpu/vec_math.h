@@ -196,14 +196,6 @@ inline T tanh(T x) {
   return x != x ? x : t;
 }
 
-// From e^-|x|, which never overflows (the formula in runtime/ops/elementwise_ops.cpp).
-template <typename T>
-inline T sigmoid(T x) {
-  T e = exp(-fabs(x));
-  T d = T(1) / (T(1) + e);
-  return x >= T(0) ? d : e * d;
-}
-
 // ---- log ---------------------------------------------------------------------------
 template <typename T>
 inline T log(T x) {

@@ -1,0 +1,164 @@
+// The precompiled CPU column of Note [One table per primitive]
+// (runtime/scalar_primitives.h): each scalar primitive as a loop over a
+// block of elements, with the vector math of vec_math.h. The formula kernel
+// (formula_kernel.cpp) evaluates an op's formula with these, one instruction
+// at a time over cache-resident blocks; the compiler vectorizes each loop.
+#pragma once
+
+#include "wok/runtime/kernels/cpu/isa.h"
+
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <type_traits>
+
+#include "wok/runtime/dtype.h"
+#include "wok/runtime/error.h"
+#include "wok/runtime/kernels/cpu/vec_math.h"
+#include "wok/runtime/scalar_primitives.h"
+#include "wok/runtime/wrapping.h"
+
+namespace wok::cpu {
+// Per instruction-set build, like vm:: (see vec_math.h).
+inline namespace WOK_ISA_NS {
+
+// Float to integer: truncation, and for nan, infinities and values out of
+// range the most negative integer, as x86's conversion instructions (and so
+// the JIT) give. Spelled out because static_cast is undefined there.
+template <typename Out, typename In>
+inline Out float_to_int(In x) {
+  constexpr In kLimit = static_cast<In>(std::numeric_limits<Out>::max()) + In(1);  // 2^31 or 2^63, exact
+  bool out_of_range = !(x > -kLimit - In(1) && x < kLimit);  // also true for nan
+  return out_of_range ? std::numeric_limits<Out>::min() : static_cast<Out>(x);
+}
+
+// out[i] = in[i] converted to Out, as the cast primitive defines it.
+template <typename In, typename Out>
+void cast_loop(Out* __restrict out, const In* __restrict in, int64_t n) {
+  if constexpr (std::is_floating_point_v<In> && is_wrapping_int_v<Out>) {
+    for (int64_t i = 0; i < n; ++i) out[i] = float_to_int<Out>(in[i]);
+  } else {
+    for (int64_t i = 0; i < n; ++i) out[i] = static_cast<Out>(in[i]);
+  }
+}
+
+template <typename T, typename F>
+inline void map1(T* __restrict out, const T* __restrict a, int64_t n, F f) {
+  for (int64_t i = 0; i < n; ++i) out[i] = f(a[i]);
+}
+template <typename Out, typename T, typename F>
+inline void map2(Out* __restrict out, const T* __restrict a, const T* __restrict b, int64_t n, F f) {
+  for (int64_t i = 0; i < n; ++i) out[i] = f(a[i], b[i]);
+}
+
+[[noreturn]] inline void no_loop(ScalarOp op, DType t) {
+  throw Error("precompiled CPU formula kernel: no loop for '" + std::string(scalar_op_name(op)) + "' on " +
+              std::string(dtype_name(t)) + " (internal error: the formula builder should not produce it)");
+}
+
+// One value instruction over n elements. T is the dtype of operand 0 (of
+// the branches for select); `out` is of the instruction's result dtype,
+// which the primitive's ResultRule fixes: bool for comparisons, T otherwise.
+// Input, const, cast and the row reductions are the caller's.
+template <typename T>
+void primitive_loop(ScalarOp op, void* out_v, const void* const* args_v, int64_t n) {
+  constexpr bool kFloat = std::is_floating_point_v<T>;
+  constexpr bool kBool = std::is_same_v<T, bool>;
+  T* out = static_cast<T*>(out_v);
+  bool* out_b = static_cast<bool*>(out_v);
+  const T* a = static_cast<const T*>(args_v[0]);
+  const T* b = static_cast<const T*>(args_v[1]);
+  switch (op) {
+    case ScalarOp::kNeg:
+      if constexpr (kFloat) return map1(out, a, n, [](T x) { return -x; });
+      else if constexpr (!kBool) return map1(out, a, n, [](T x) { return wrap_sub(T(0), x); });
+      break;
+    case ScalarOp::kAbs:
+      if constexpr (kFloat) return map1(out, a, n, [](T x) { return vm::fabs(x); });
+      else if constexpr (!kBool) return map1(out, a, n, [](T x) { return x < 0 ? wrap_sub(T(0), x) : x; });
+      break;
+    case ScalarOp::kSqrt:
+      if constexpr (kFloat) return map1(out, a, n, [](T x) { return std::sqrt(x); });
+      break;
+    case ScalarOp::kExp:
+      if constexpr (kFloat) return map1(out, a, n, [](T x) { return vm::exp(x); });
+      break;
+    case ScalarOp::kLog:
+      if constexpr (kFloat) return map1(out, a, n, [](T x) { return vm::log(x); });
+      break;
+    case ScalarOp::kSin:
+      if constexpr (kFloat) return map1(out, a, n, [](T x) { return vm::sin(x); });
+      break;
+    case ScalarOp::kCos:
+      if constexpr (kFloat) return map1(out, a, n, [](T x) { return vm::cos(x); });
+      break;
+    case ScalarOp::kTanh:
+      if constexpr (kFloat) return map1(out, a, n, [](T x) { return vm::tanh(x); });
+      break;
+    case ScalarOp::kErf:
+      if constexpr (kFloat) return map1(out, a, n, [](T x) { return vm::erf(x); });
+      break;
+    case ScalarOp::kFloor:
+      if constexpr (kFloat) return map1(out, a, n, [](T x) { return std::floor(x); });
+      break;
+    case ScalarOp::kCeil:
+      if constexpr (kFloat) return map1(out, a, n, [](T x) { return std::ceil(x); });
+      break;
+    case ScalarOp::kRound:
+      if constexpr (kFloat) return map1(out, a, n, [](T x) { return std::nearbyint(x); });  // ties to even
+      break;
+    case ScalarOp::kNot:
+      if constexpr (kBool) return map1(out, a, n, [](bool x) { return !x; });
+      break;
+    case ScalarOp::kAdd:
+      if constexpr (!kBool) return map2(out, a, b, n, [](T x, T y) { return wrap_add(x, y); });
+      break;
+    case ScalarOp::kSub:
+      if constexpr (!kBool) return map2(out, a, b, n, [](T x, T y) { return wrap_sub(x, y); });
+      break;
+    case ScalarOp::kMul:
+      if constexpr (!kBool) return map2(out, a, b, n, [](T x, T y) { return wrap_mul(x, y); });
+      break;
+    case ScalarOp::kDiv:
+      if constexpr (kFloat) return map2(out, a, b, n, [](T x, T y) { return x / y; });
+      break;
+    case ScalarOp::kMax: return map2(out, a, b, n, [](T x, T y) { return vm::maximum(x, y); });
+    case ScalarOp::kMin: return map2(out, a, b, n, [](T x, T y) { return vm::minimum(x, y); });
+    case ScalarOp::kPow:
+      if constexpr (kFloat) return map2(out, a, b, n, [](T x, T y) { return vm::pow(x, y); });
+      else if constexpr (!kBool) return map2(out, a, b, n, [](T x, T y) { return vm::ipow(x, y); });
+      break;
+    case ScalarOp::kEq: return map2(out_b, a, b, n, [](T x, T y) { return x == y; });
+    case ScalarOp::kNe: return map2(out_b, a, b, n, [](T x, T y) { return x != y; });
+    case ScalarOp::kLt: return map2(out_b, a, b, n, [](T x, T y) { return x < y; });
+    case ScalarOp::kLe: return map2(out_b, a, b, n, [](T x, T y) { return x <= y; });
+    case ScalarOp::kGt: return map2(out_b, a, b, n, [](T x, T y) { return x > y; });
+    case ScalarOp::kGe: return map2(out_b, a, b, n, [](T x, T y) { return x >= y; });
+    case ScalarOp::kAnd:
+      if constexpr (kBool) return map2(out, a, b, n, [](bool x, bool y) { return static_cast<bool>(x & y); });
+      break;
+    case ScalarOp::kOr:
+      if constexpr (kBool) return map2(out, a, b, n, [](bool x, bool y) { return static_cast<bool>(x | y); });
+      break;
+    case ScalarOp::kSelect: {
+      const bool* c = static_cast<const bool*>(args_v[0]);
+      const T* x = static_cast<const T*>(args_v[1]);
+      const T* y = static_cast<const T*>(args_v[2]);
+      for (int64_t i = 0; i < n; ++i) out[i] = c[i] ? x[i] : y[i];
+      return;
+    }
+    case ScalarOp::kInput:
+    case ScalarOp::kConst:
+    case ScalarOp::kCast:
+    case ScalarOp::kReduceSum:
+    case ScalarOp::kReduceMax:
+    case ScalarOp::kReduceMin:
+    case ScalarOp::kReduceProd:
+    case ScalarOp::kReduceArgmax:
+    case ScalarOp::kRowLength: break;
+  }
+  no_loop(op, dtype_of<T>());
+}
+
+}  // inline namespace WOK_ISA_NS
+}  // namespace wok::cpu
