@@ -16,9 +16,6 @@ namespace {
 
 using wok::DType;
 using wok::Tensor;
-using wt::kInf;
-using wt::kNaN;
-using LD = long double;
 using wt::Pairs;
 using wt::binary_inputs;
 
