@@ -291,7 +291,7 @@ TEST_F(JitReductionEdges, LongFloat32SumOfMixedSignsStaysWithinTheBound) {
 
 // Normalizations of normalizations: the inner one's output row held a value
 // the outer one's later phases read back (Note [Spilled values] in
-// jit/x86/row_codegen.cpp), which gave wrong results by up to 80%.
+// jit/x86/row_schedule.h), which gave wrong results by up to 80%.
 TEST_F(JitReductionEdges, NormalizationOfANormalizationMatchesThePrecompiledKernels) {
   for (int64_t n : {2, 4, 9, 64, 1000, 4099}) {
     std::vector<float> v(static_cast<size_t>(n));

@@ -11,23 +11,14 @@
 //       accumulators into a running one (blocked summation); reduce across
 //       lanes; then the values that needed the reductions, and one-per-row
 //       outputs
-//
-// Note [Spilled values]
-// A later phase may need a per-element value an earlier phase computed:
-// softmax's exp(x - max) feeds the sum in phase 1 and the output in phase 2.
-// Recomputing it doubles the kernel's transcendental work, so when the value
-// is costly (has a transcendental in it) and a full output of the later
-// phase has its width, the earlier phase also stores it into that output's
-// row, and the later phase loads it back from there: the row is still in
-// cache, and the output's own store at each position comes after the load.
-// The bits are the same either way. Once the output's own phase has stored
-// it, the row no longer holds the value: a phase after that (softmax of a
-// softmax, rms_norm of a softmax) computes the value again.
+// The schedule (phases, per-row values, spills) is computed in
+// row_schedule.cpp; this file emits the machine code for it.
 #include <algorithm>
 #include <map>
 
 #include "wok/jit/x86/argmax_emitter.h"
 #include "wok/jit/x86/instr_emitter.h"
+#include "wok/jit/x86/row_schedule.h"
 #include "wok/jit/x86/x86_codegen.h"
 #include "wok/runtime/error.h"
 
@@ -44,7 +35,7 @@ constexpr int kBlockColumns = 1024;
 class RowKernelGenerator {
  public:
   RowKernelGenerator(const FusedKernelSpec& spec, ax::Compiler& cc, bool avx512)
-      : spec_(spec), cc_(cc), e_(cc, avx512, choose_lanes(spec, avx512)) {}
+      : spec_(spec), cc_(cc), e_(cc, avx512, choose_lanes(spec, avx512)), sched_(spec) {}
 
   void generate();
 
@@ -59,21 +50,10 @@ class RowKernelGenerator {
     return !spec_.output_row_scalar[k - spec_.num_inputs()];
   }
 
-  void analyse();
   ax::Vec load_input(const ScalarInstr& in, const ax::Gp& j, int offset, bool bounce);
   void emit_row_level(int avail);
   void emit_phase(int phase);
   void emit_elements(const std::vector<int>& needed, const ax::Gp& j, int offset, bool bounce);
-  // Note [Spilled values].
-  std::vector<bool> phase_need(int phase) const;
-  void choose_spills();
-  // A spilled value is read back from its output's row in the phases after
-  // the one computing it, up to the phase that stores the output there: from
-  // the next phase on, the row holds the output, and the value is computed
-  // again.
-  bool reloaded(int v, int phase) const {
-    return spill_to_[v] >= 0 && spill_phase_[v] < phase && phase <= avail_[spec_.program.outputs[spill_to_[v]]];
-  }
   ax::Mem spill_slot(int v, const ax::Gp& j, int offset, bool bounce) const;
   ax::Vec identity(ScalarOp op, DType t) { return reduction_identity(e_, op, t); }
   // acc (a register this generator owns) = op(acc, v), nan-propagating.
@@ -89,15 +69,8 @@ class RowKernelGenerator {
   const FusedKernelSpec& spec_;
   ax::Compiler& cc_;
   VecEmitter e_;
-  std::vector<int> avail_;      // phase from which a value exists
-  std::vector<bool> elem_;      // varies along the row
-  std::vector<bool> per_call_;  // the same for every row
-  std::vector<int> accum_phase_;
-  std::vector<int> spill_to_;     // per value: the output whose row holds it, or -1
-  std::vector<int> spill_phase_;  // ... from this phase (the one computing it) on
-  int phase_ = 0;                 // the phase being emitted
-  int phases_ = 1;
-  int unroll_ = 1;
+  const RowSchedule sched_;
+  int phase_ = 0;  // the phase being emitted
   std::vector<ax::Vec> values_;
   std::vector<ax::Gp> base_, run_ptr_;
   std::vector<ax::Mem> bounce_;
@@ -105,97 +78,8 @@ class RowKernelGenerator {
   std::map<int, ax::Vec> argmax_best_;  // per argmax: the winning value, lane 0
 };
 
-void RowKernelGenerator::analyse() {
-  const auto& ins = spec_.program.instrs;
-  avail_.assign(ins.size(), 0);
-  elem_.assign(ins.size(), false);
-  per_call_.assign(ins.size(), false);
-  accum_phase_.assign(ins.size(), -1);
-  int heavy = 0;
-  for (size_t i = 0; i < ins.size(); ++i) {
-    const ScalarInstr& in = ins[i];
-    if (in.op == ScalarOp::kInput) {
-      bool param = in.index >= spec_.num_inputs();
-      per_call_[i] = param;
-      elem_[i] = !param && !spec_.inner_broadcast(in.index);
-    } else if (in.op == ScalarOp::kConst || in.op == ScalarOp::kRowLength) {
-      per_call_[i] = true;
-    } else if (is_reduction(in.op)) {
-      int a = in.args[0];
-      if (ins[a].op == ScalarOp::kReduceArgmax)
-        throw Error("row kernel: an instruction reads an argmax index (internal error)");
-      accum_phase_[i] = avail_[a];
-      avail_[i] = avail_[a] + 1;
-      phases_ = std::max(phases_, avail_[a] + 1);
-    } else {
-      bool all_call = true;
-      for (int a = 0; a < scalar_op_arity(in.op); ++a) {
-        if (ins[in.args[a]].op == ScalarOp::kReduceArgmax)
-          throw Error("row kernel: an instruction reads an argmax index (internal error)");
-        avail_[i] = std::max(avail_[i], avail_[in.args[a]]);
-        elem_[i] = elem_[i] || elem_[in.args[a]];
-        all_call = all_call && per_call_[in.args[a]];
-      }
-      per_call_[i] = all_call;
-      if (elem_[i] && is_transcendental(in.op)) ++heavy;
-    }
-  }
-  for (int o = 0; o < spec_.num_outputs(); ++o)
-    if (!spec_.output_row_scalar[o]) phases_ = std::max(phases_, avail_[spec_.program.outputs[o]] + 1);
-  unroll_ = heavy == 0 ? 4 : 2;
-  choose_spills();
-}
-
-// Per-element values the sinks of `phase` (its reductions and full
-// outputs) depend on; a value reloaded from a spill ends the walk.
-std::vector<bool> RowKernelGenerator::phase_need(int phase) const {
-  const auto& ins = spec_.program.instrs;
-  std::vector<bool> need(ins.size(), false);
-  for (size_t i = 0; i < ins.size(); ++i)
-    if (is_reduction(ins[i].op) && accum_phase_[i] == phase) need[ins[i].args[0]] = true;
-  for (int o = 0; o < spec_.num_outputs(); ++o)
-    if (!spec_.output_row_scalar[o] && avail_[spec_.program.outputs[o]] == phase) need[spec_.program.outputs[o]] = true;
-  for (size_t i = ins.size(); i-- > 0;)
-    if (need[i] && !reloaded(static_cast<int>(i), phase))
-      for (int a = 0; a < scalar_op_arity(ins[i].op); ++a) need[ins[i].args[a]] = true;
-  return need;
-}
-
-void RowKernelGenerator::choose_spills() {
-  const auto& ins = spec_.program.instrs;
-  spill_to_.assign(ins.size(), -1);
-  spill_phase_.assign(ins.size(), -1);
-  if (phases_ < 2) return;
-  std::vector<bool> costly(ins.size(), false);
-  for (size_t i = 0; i < ins.size(); ++i) {
-    if (!elem_[i] || is_reduction(ins[i].op) || ins[i].op == ScalarOp::kInput) continue;
-    costly[i] = is_transcendental(ins[i].op);
-    for (int a = 0; a < scalar_op_arity(ins[i].op); ++a) costly[i] = costly[i] || costly[ins[i].args[a]];
-  }
-  std::vector<int> first(ins.size(), -1);  // the first phase computing each value
-  for (int p = 0; p < phases_; ++p) {
-    std::vector<bool> need = phase_need(p);
-    for (size_t i = 0; i < ins.size(); ++i)
-      if (need[i] && first[i] < 0) first[i] = p;
-  }
-  for (int o = 0; o < spec_.num_outputs(); ++o) {
-    if (spec_.output_row_scalar[o]) continue;
-    const int q = avail_[spec_.program.outputs[o]];
-    std::vector<bool> need = phase_need(q);
-    int best = -1;  // the latest qualifying value: it covers the most work
-    for (size_t i = 0; i < ins.size(); ++i) {
-      if (!need[i] || !costly[i] || spill_to_[i] >= 0 || first[i] < 0 || first[i] >= q) continue;
-      if (itemsize(ins[i].dtype) != itemsize(spec_.output_dtype(o))) continue;
-      best = static_cast<int>(i);
-    }
-    if (best < 0) continue;
-    spill_to_[best] = o;
-    spill_phase_[best] = first[best];
-  }
-}
-
 ax::Mem RowKernelGenerator::spill_slot(int v, const ax::Gp& j, int offset, bool bounce) const {
-  const int k = spec_.num_inputs() + spill_to_[v];
+  const int k = spec_.num_inputs() + sched_.spill_to(v);
   if (bounce) return bounce_[k];
   const DType t = instr(v).dtype;
   return ax::ptr(run_ptr_[k], j, shift_of(t), offset * static_cast<int>(itemsize(t)));
@@ -214,13 +98,13 @@ ax::Vec RowKernelGenerator::load_input(const ScalarInstr& in, const ax::Gp& j, i
 void RowKernelGenerator::emit_row_level(int avail) {
   const auto& ins = spec_.program.instrs;
   for (size_t i = 0; i < ins.size(); ++i) {
-    if (elem_[i] || per_call_[i] || is_reduction(ins[i].op) || avail_[i] != avail) continue;
+    if (sched_.elem(i) || sched_.per_call(i) || is_reduction(ins[i].op) || sched_.avail(i) != avail) continue;
     values_[i] = ins[i].op == ScalarOp::kInput ? load_input(ins[i], ax::Gp(), 0, false)
                                                : emit_value_instr(e_, spec_.program, ins[i], values_);
   }
   for (int o = 0; o < spec_.num_outputs(); ++o) {
     int v = spec_.program.outputs[o];
-    if (!spec_.output_row_scalar[o] || avail_[v] != avail) continue;
+    if (!spec_.output_row_scalar[o] || sched_.avail(v) != avail) continue;
     e_.store_lane0(spec_.output_dtype(o), ax::ptr(run_ptr_[spec_.num_inputs() + o]), values_[v]);
     if (instr(v).op == ScalarOp::kReduceArgmax) {
       // A chunk of a split row: the runtime compares the chunks' values.
@@ -237,10 +121,10 @@ void RowKernelGenerator::emit_row_level(int avail) {
 
 void RowKernelGenerator::emit_elements(const std::vector<int>& needed, const ax::Gp& j, int offset, bool bounce) {
   for (int i : needed) {
-    if (reloaded(i, phase_)) values_[i] = e_.load(instr(i).dtype, spill_slot(i, j, offset, bounce));
+    if (sched_.reloaded(i, phase_)) values_[i] = e_.load(instr(i).dtype, spill_slot(i, j, offset, bounce));
     else if (instr(i).op == ScalarOp::kInput) values_[i] = load_input(instr(i), j, offset, bounce);
     else values_[i] = emit_value_instr(e_, spec_.program, instr(i), values_);
-    if (spill_to_[i] >= 0 && spill_phase_[i] == phase_)
+    if (sched_.spill_to(i) >= 0 && sched_.spill_phase(i) == phase_)
       e_.store(instr(i).dtype, spill_slot(i, j, offset, bounce), values_[i]);
   }
 }
@@ -283,27 +167,27 @@ void RowKernelGenerator::emit_phase(int phase) {
   const int lanes = e_.lanes();
   std::vector<int> reductions, argmaxes;
   for (size_t i = 0; i < ins.size(); ++i)
-    if (is_reduction(ins[i].op) && accum_phase_[i] == phase)
+    if (is_reduction(ins[i].op) && sched_.accum_phase(i) == phase)
       (ins[i].op == ScalarOp::kReduceArgmax ? argmaxes : reductions).push_back(static_cast<int>(i));
   std::vector<int> outputs;  // full outputs written in this phase
   for (int o = 0; o < spec_.num_outputs(); ++o)
-    if (!spec_.output_row_scalar[o] && avail_[spec_.program.outputs[o]] == phase) outputs.push_back(o);
+    if (!spec_.output_row_scalar[o] && sched_.avail(spec_.program.outputs[o]) == phase) outputs.push_back(o);
   if (reductions.empty() && argmaxes.empty() && outputs.empty()) return;
 
   // Per-element instructions the sinks depend on, in program order.
   phase_ = phase;
-  const std::vector<bool> need = phase_need(phase);
+  const std::vector<bool> need = sched_.phase_need(phase);
   std::vector<int> needed;
   for (size_t i = 0; i < ins.size(); ++i)
-    if (need[i] && elem_[i] && !is_reduction(ins[i].op)) needed.push_back(static_cast<int>(i));
+    if (need[i] && sched_.elem(i) && !is_reduction(ins[i].op)) needed.push_back(static_cast<int>(i));
 
-  // Accumulators: `unroll_` per reduction inside a block, one for the row.
+  // Accumulators: `sched_.unroll()` per reduction inside a block, one for the row.
   std::map<int, std::vector<ax::Vec>> block_acc;
   std::map<int, ax::Vec> row_acc;
   for (int r : reductions) {
     row_acc[r] = e_.new_vec(ins[r].dtype);
     cc_.vmovaps(row_acc[r], identity(ins[r].op, ins[r].dtype));
-    for (int u = 0; u < unroll_; ++u) block_acc[r].push_back(e_.new_vec(ins[r].dtype));
+    for (int u = 0; u < sched_.unroll(); ++u) block_acc[r].push_back(e_.new_vec(ins[r].dtype));
   }
   auto value_of = [&](int r) { return values_[ins[r].args[0]]; };
   // argmax: accumulators like the others, plus per index dtype a vector
@@ -316,7 +200,7 @@ void RowKernelGenerator::emit_phase(int phase) {
     ArgmaxEmitter& a = am.emplace(r, ArgmaxEmitter(e_, argmax_input(r))).first->second;
     arg_row[r] = a.new_acc();
     a.reset(arg_row[r]);
-    for (int u = 0; u < unroll_; ++u) arg_block[r].push_back(a.new_acc());
+    for (int u = 0; u < sched_.unroll(); ++u) arg_block[r].push_back(a.new_acc());
     if (!pos.count(a.index_dtype())) pos[a.index_dtype()] = e_.new_vec(a.index_dtype());
   }
   auto add_id = [](DType it) { return it == DType::kInt64 ? ax::Inst::kIdVpaddq : ax::Inst::kIdVpaddd; };
@@ -358,9 +242,9 @@ void RowKernelGenerator::emit_phase(int phase) {
   Label block = cc_.newLabel(), tail = cc_.newLabel();
   cc_.bind(block);
   for (int r : reductions)
-    for (int u = 0; u < unroll_; ++u) cc_.vmovaps(block_acc[r][u], identity(ins[r].op, ins[r].dtype));
+    for (int u = 0; u < sched_.unroll(); ++u) cc_.vmovaps(block_acc[r][u], identity(ins[r].op, ins[r].dtype));
   for (int r : argmaxes)
-    for (int u = 0; u < unroll_; ++u) am.at(r).reset(arg_block[r][u]);
+    for (int u = 0; u < sched_.unroll(); ++u) am.at(r).reset(arg_block[r][u]);
   if (!pos.empty()) {
     // The columns of the block's first step, counted from the row's start.
     ax::Gp at = cc_.newInt64("at");
@@ -375,18 +259,18 @@ void RowKernelGenerator::emit_phase(int phase) {
   {
     Label loop = cc_.newLabel(), exit = cc_.newLabel();
     cc_.mov(limit, block_end);
-    cc_.sub(limit, unroll_ * lanes);
+    cc_.sub(limit, sched_.unroll() * lanes);
     cc_.bind(loop);
     cc_.cmp(j, limit);
     cc_.jg(exit);
-    for (int u = 0; u < unroll_; ++u) {
+    for (int u = 0; u < sched_.unroll(); ++u) {
       emit_elements(needed, j, u * lanes, false);
       for (int r : reductions) accumulate(r, block_acc[r][u], value_of(r));
       if (!argmaxes.empty()) step_argmaxes(u * lanes, block_accs(u));
       store_outputs(j, u * lanes);
     }
-    advance_pos(unroll_ * lanes);
-    cc_.add(j, unroll_ * lanes);
+    advance_pos(sched_.unroll() * lanes);
+    cc_.add(j, sched_.unroll() * lanes);
     cc_.jmp(loop);
     cc_.bind(exit);
   }
@@ -408,11 +292,11 @@ void RowKernelGenerator::emit_phase(int phase) {
   }
   // Fold the block into the row's accumulator.
   for (int r : reductions) {
-    for (int u = 1; u < unroll_; ++u) accumulate(r, block_acc[r][0], block_acc[r][u]);
+    for (int u = 1; u < sched_.unroll(); ++u) accumulate(r, block_acc[r][0], block_acc[r][u]);
     accumulate(r, row_acc[r], block_acc[r][0]);
   }
   for (int r : argmaxes) {
-    for (int u = 1; u < unroll_; ++u) am.at(r).merge(arg_block[r][0], arg_block[r][u]);
+    for (int u = 1; u < sched_.unroll(); ++u) am.at(r).merge(arg_block[r][0], arg_block[r][u]);
     am.at(r).merge(arg_row[r], arg_block[r][0]);
   }
   cc_.mov(limit, len_);
@@ -437,11 +321,11 @@ void RowKernelGenerator::emit_phase(int phase) {
   // Spilled values: loaded through (and stored into) their output's bounce
   // buffer, whose copy to the output follows.
   for (int v : needed)
-    if (reloaded(v, phase)) copy(BounceCopy::kIn, spec_.num_inputs() + spill_to_[v], instr(v).dtype);
+    if (sched_.reloaded(v, phase)) copy(BounceCopy::kIn, spec_.num_inputs() + sched_.spill_to(v), instr(v).dtype);
   emit_elements(needed, j, 0, true);
   for (int v : needed)
-    if (spill_to_[v] >= 0 && spill_phase_[v] == phase)
-      copy(BounceCopy::kOut, spec_.num_inputs() + spill_to_[v], instr(v).dtype);
+    if (sched_.spill_to(v) >= 0 && sched_.spill_phase(v) == phase)
+      copy(BounceCopy::kOut, spec_.num_inputs() + sched_.spill_to(v), instr(v).dtype);
   for (int r : reductions) {
     DType t = ins[r].dtype;
     DType it = VecEmitter::lane_width(t) == 8 ? DType::kInt64 : DType::kInt32;
@@ -468,7 +352,6 @@ void RowKernelGenerator::emit_phase(int phase) {
 }
 
 void RowKernelGenerator::generate() {
-  analyse();
   const int rank = spec_.rank;
   asmjit::FuncNode* fn = cc_.addFunc(asmjit::FuncSignatureT<void, const void*, int64_t, int64_t>());
   fn->frame().setAvxEnabled();
@@ -508,7 +391,7 @@ void RowKernelGenerator::generate() {
   // Per-call values.
   const auto& ins = spec_.program.instrs;
   for (size_t i = 0; i < ins.size(); ++i) {
-    if (!per_call_[i]) continue;
+    if (!sched_.per_call(i)) continue;
     if (ins[i].op == ScalarOp::kInput) {
       values_[i] = load_input(ins[i], ax::Gp(), 0, false);
     } else if (ins[i].op == ScalarOp::kRowLength) {
@@ -553,7 +436,7 @@ void RowKernelGenerator::generate() {
     cc_.lea(run_ptr_[k], ax::ptr(base_[k], t, shift_of(operand_dtype(k))));
   }
   emit_row_level(0);
-  for (int p = 0; p < phases_; ++p) {
+  for (int p = 0; p < sched_.phases(); ++p) {
     emit_phase(p);
     emit_row_level(p + 1);
   }

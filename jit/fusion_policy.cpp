@@ -1,0 +1,111 @@
+// Fusion policy: which nodes the JIT fuses (elementwise formulas it can
+// compile, reductions over one block of axes and not too many columns), and
+// why others are left out; separate from how the fused kernels are built.
+#include "wok/jit/lowering.h"
+
+#include "wok/jit/x86/x86_codegen.h"
+#include "wok/runtime/op_registry.h"
+
+namespace wok::jit {
+
+std::optional<ReduceSpace> reduction_space(const PlanGraph& g, int node) {
+  const FragmentNode& n = g.fragment.nodes[node];
+  const OpDef& def = n.op->def();
+  if (!def.reduction || !g.target.fuses_reductions) return std::nullopt;
+  const Shape& in = g.fragment.values[n.inputs[0]].shape;
+  int nd = static_cast<int>(in.size());
+  if (nd == 0 || numel(in) == 0) return std::nullopt;
+  const auto& axes = n.attrs->get_ints("axes");
+  // Axes are canonical (sorted); they must form one block [k, end).
+  if (axes.empty()) return std::nullopt;
+  int k = static_cast<int>(axes.front()), end = static_cast<int>(axes.back()) + 1;
+  if (end - k != static_cast<int>(axes.size())) return std::nullopt;
+  // A column kernel walks each tile of one vector's columns down the reduced
+  // rows, one cache line per row. Up to 128 columns that beats the unfused
+  // pair (a prologue kernel, then the precompiled outer-axis reduction) by
+  // 1.4-2x; from 256 columns the strided walk is bound by memory latency and
+  // loses (bench_norm_programs: col_exp_sum, and col_sum on [4096, 4096]).
+  int64_t columns = 1;
+  for (int d = end; d < nd; ++d) columns *= in[d];
+  if (columns > kMaxColumnKernelColumns) return std::nullopt;
+  if (def.reduction->yields_index()) {
+    // Generated argmax keeps indices in lanes as wide as its input's, so
+    // 4-byte inputs index at most kMaxArgmaxIndex32 elements. Over one
+    // element the index is 0 and the result has the input's shape, which a
+    // row kernel would take for a full row (a value it cannot broadcast).
+    int64_t reduced = 1;
+    for (int d = k; d < end; ++d) reduced *= in[d];
+    DType t = g.fragment.values[n.inputs[0]].dtype;
+    if (reduced == 1 || (itemsize(t) < 8 && reduced > x86::kMaxArgmaxIndex32)) return std::nullopt;
+  }
+  if (!g.target.can_compile(node_program(g.fragment, node))) return std::nullopt;
+  return ReduceSpace{in, k, end};
+}
+
+bool yields_index(const PlanGraph& g, int node) {
+  const OpDef& def = g.fragment.nodes[node].op->def();
+  return def.reduction && def.reduction->yields_index();
+}
+
+bool is_full_value(const Shape& v, const ReduceSpace& s) { return v == s.shape; }
+
+bool is_reduced_value(const Shape& v, const ReduceSpace& s) {
+  Shape dropped, kept = s.shape;
+  for (int d = 0; d < static_cast<int>(s.shape.size()); ++d) {
+    if (d >= s.k && d < s.end) kept[d] = 1;
+    else dropped.push_back(s.shape[d]);
+  }
+  return v == dropped || v == kept;
+}
+
+namespace {
+// Dims [lo, hi) of w are all 1 or all equal to s's.
+bool uniform_block(const Shape& w, const Shape& s, int lo, int hi) {
+  bool all_one = true, all_equal = true;
+  for (int d = lo; d < hi; ++d) {
+    all_one = all_one && w[d] == 1;
+    all_equal = all_equal && w[d] == s[d];
+  }
+  return all_one || all_equal;
+}
+}  // namespace
+
+bool is_readable_input(const Shape& v, const ReduceSpace& s) {
+  if (v.size() > s.shape.size()) return false;
+  const int nd = static_cast<int>(s.shape.size());
+  Shape w(nd - v.size(), 1);
+  w.insert(w.end(), v.begin(), v.end());
+  // Row kernels walk outer dims with an odometer (any broadcast); column
+  // kernels see each of their three blocks as one dim.
+  if (s.is_row()) return uniform_block(w, s.shape, s.k, nd);
+  return uniform_block(w, s.shape, 0, s.k) && uniform_block(w, s.shape, s.k, s.end) &&
+         uniform_block(w, s.shape, s.end, nd);
+}
+
+bool is_jit_elementwise(const PlanGraph& g, int node) {
+  const OpDef& def = g.fragment.nodes[node].op->def();
+  return def.kind == OpKind::kElementwise && def.formula && g.target.can_compile(node_program(g.fragment, node));
+}
+
+std::string fusion_blocker(const PlanGraph& g, int node) {
+  const FragmentNode& n = g.fragment.nodes[node];
+  const OpDef& def = n.op->def();
+  if (def.kind == OpKind::kReduction && !g.target.fuses_reductions)
+    return "the " + std::string(g.target.name) + " generator fuses no reductions";
+  if (def.kind == OpKind::kReduction)
+    return reduction_space(g, node)
+               ? ""
+               : "reduction over other axes, of a dtype, or of more columns than the JIT generates";
+  if (def.kind != OpKind::kElementwise) return std::string(op_kind_name(def.kind)) + " op";
+  if (!def.formula) return "no scalar formula";
+  if (!g.target.can_compile(node_program(g.fragment, node)))
+    return "no " + std::string(g.target.name) + " emitter for its dtype (integer pow)";
+  const Shape& out = g.fragment.values[n.outputs[0]].shape;
+  if (numel(out) == 0) return "empty output";
+  std::vector<const Shape*> ins;
+  for (int v : g.inputs_of(node)) ins.push_back(&g.fragment.values[v].shape);
+  if (collapse_layout(out, ins).shape.size() > static_cast<size_t>(g.target.max_rank)) return "too many broadcast dims";
+  return "";
+}
+
+}  // namespace wok::jit

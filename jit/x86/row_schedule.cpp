@@ -1,0 +1,102 @@
+// The analysis behind a row kernel's schedule (row_schedule.h): phases,
+// per-row and per-call values, and the spills of Note [Spilled values];
+// separate from the emission in row_codegen.cpp.
+#include "wok/jit/x86/row_schedule.h"
+
+#include <algorithm>
+
+#include "wok/jit/x86/instr_emitter.h"
+#include "wok/runtime/error.h"
+
+namespace wok::jit::x86 {
+
+void RowSchedule::analyse() {
+  const auto& ins = spec_.program.instrs;
+  avail_.assign(ins.size(), 0);
+  elem_.assign(ins.size(), false);
+  per_call_.assign(ins.size(), false);
+  accum_phase_.assign(ins.size(), -1);
+  int heavy = 0;
+  for (size_t i = 0; i < ins.size(); ++i) {
+    const ScalarInstr& in = ins[i];
+    if (in.op == ScalarOp::kInput) {
+      bool param = in.index >= spec_.num_inputs();
+      per_call_[i] = param;
+      elem_[i] = !param && !spec_.inner_broadcast(in.index);
+    } else if (in.op == ScalarOp::kConst || in.op == ScalarOp::kRowLength) {
+      per_call_[i] = true;
+    } else if (is_reduction(in.op)) {
+      int a = in.args[0];
+      if (ins[a].op == ScalarOp::kReduceArgmax)
+        throw Error("row kernel: an instruction reads an argmax index (internal error)");
+      accum_phase_[i] = avail_[a];
+      avail_[i] = avail_[a] + 1;
+      phases_ = std::max(phases_, avail_[a] + 1);
+    } else {
+      bool all_call = true;
+      for (int a = 0; a < scalar_op_arity(in.op); ++a) {
+        if (ins[in.args[a]].op == ScalarOp::kReduceArgmax)
+          throw Error("row kernel: an instruction reads an argmax index (internal error)");
+        avail_[i] = std::max(avail_[i], avail_[in.args[a]]);
+        elem_[i] = elem_[i] || elem_[in.args[a]];
+        all_call = all_call && per_call_[in.args[a]];
+      }
+      per_call_[i] = all_call;
+      if (elem_[i] && is_transcendental(in.op)) ++heavy;
+    }
+  }
+  for (int o = 0; o < spec_.num_outputs(); ++o)
+    if (!spec_.output_row_scalar[o]) phases_ = std::max(phases_, avail_[spec_.program.outputs[o]] + 1);
+  unroll_ = heavy == 0 ? 4 : 2;
+  choose_spills();
+}
+
+// Per-element values the sinks of `phase` (its reductions and full
+// outputs) depend on; a value reloaded from a spill ends the walk.
+std::vector<bool> RowSchedule::phase_need(int phase) const {
+  const auto& ins = spec_.program.instrs;
+  std::vector<bool> need(ins.size(), false);
+  for (size_t i = 0; i < ins.size(); ++i)
+    if (is_reduction(ins[i].op) && accum_phase_[i] == phase) need[ins[i].args[0]] = true;
+  for (int o = 0; o < spec_.num_outputs(); ++o)
+    if (!spec_.output_row_scalar[o] && avail_[spec_.program.outputs[o]] == phase) need[spec_.program.outputs[o]] = true;
+  for (size_t i = ins.size(); i-- > 0;)
+    if (need[i] && !reloaded(static_cast<int>(i), phase))
+      for (int a = 0; a < scalar_op_arity(ins[i].op); ++a) need[ins[i].args[a]] = true;
+  return need;
+}
+
+void RowSchedule::choose_spills() {
+  const auto& ins = spec_.program.instrs;
+  spill_to_.assign(ins.size(), -1);
+  spill_phase_.assign(ins.size(), -1);
+  if (phases_ < 2) return;
+  std::vector<bool> costly(ins.size(), false);
+  for (size_t i = 0; i < ins.size(); ++i) {
+    if (!elem_[i] || is_reduction(ins[i].op) || ins[i].op == ScalarOp::kInput) continue;
+    costly[i] = is_transcendental(ins[i].op);
+    for (int a = 0; a < scalar_op_arity(ins[i].op); ++a) costly[i] = costly[i] || costly[ins[i].args[a]];
+  }
+  std::vector<int> first(ins.size(), -1);  // the first phase computing each value
+  for (int p = 0; p < phases_; ++p) {
+    std::vector<bool> need = phase_need(p);
+    for (size_t i = 0; i < ins.size(); ++i)
+      if (need[i] && first[i] < 0) first[i] = p;
+  }
+  for (int o = 0; o < spec_.num_outputs(); ++o) {
+    if (spec_.output_row_scalar[o]) continue;
+    const int q = avail_[spec_.program.outputs[o]];
+    std::vector<bool> need = phase_need(q);
+    int best = -1;  // the latest qualifying value: it covers the most work
+    for (size_t i = 0; i < ins.size(); ++i) {
+      if (!need[i] || !costly[i] || spill_to_[i] >= 0 || first[i] < 0 || first[i] >= q) continue;
+      if (itemsize(ins[i].dtype) != itemsize(spec_.output_dtype(o))) continue;
+      best = static_cast<int>(i);
+    }
+    if (best < 0) continue;
+    spill_to_[best] = o;
+    spill_phase_[best] = first[best];
+  }
+}
+
+}  // namespace wok::jit::x86

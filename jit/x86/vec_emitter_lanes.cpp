@@ -1,0 +1,217 @@
+// VecEmitter's lane operations: reductions across lanes, lane indices,
+// broadcasts, lane 0 stores and casts between dtypes; separate from the
+// per-lane arithmetic in vec_emitter.cpp.
+#include "wok/jit/x86/vec_emitter.h"
+
+#include <cstring>
+#include <vector>
+
+#include "wok/jit/x86/vec_emitter_internal.h"
+#include "wok/runtime/error.h"
+
+namespace wok::jit::x86 {
+
+using namespace vec_internal;
+
+// ---- across lanes -----------------------------------------------------------------
+
+ax::Vec VecEmitter::reduce_lanes(ScalarOp op, DType t, const ax::Vec& v) {
+  Id id;
+  switch (op) {
+    case ScalarOp::kReduceSum: id = pick(t, I::kIdVaddps, I::kIdVaddpd, I::kIdVpaddd, I::kIdVpaddq); break;
+    case ScalarOp::kReduceProd: id = pick(t, I::kIdVmulps, I::kIdVmulpd, I::kIdVpmulld, I::kIdVpmullq); break;
+    case ScalarOp::kReduceMax: id = pick(t, I::kIdVmaxps, I::kIdVmaxpd, I::kIdVpmaxsd, I::kIdVpmaxsq); break;
+    default: id = pick(t, I::kIdVminps, I::kIdVminpd, I::kIdVpminsd, I::kIdVpminsq); break;
+  }
+  // Halve the width down to one xmm, then combine within it.
+  ax::Vec cur = v;
+  while (cur.size() > 16) {
+    ax::Vec hi = vec_of_bytes(cur.size() / 2), r = vec_of_bytes(cur.size() / 2);
+    if (cur.size() == 64) {
+      cc_.vextractf64x4(hi.as<ax::Ymm>(), cur.as<ax::Zmm>(), 1);
+      cc_.emit(id, r, cur.as<ax::Zmm>().ymm(), hi);
+    } else {
+      cc_.vextractf128(hi.as<ax::Xmm>(), cur.as<ax::Ymm>(), 1);
+      cc_.emit(id, r, cur.as<ax::Ymm>().xmm(), hi);
+    }
+    cur = r;
+  }
+  ax::Xmm x = cur.as<ax::Xmm>();
+  ax::Xmm t1 = cc_.newXmm(), r1 = cc_.newXmm();
+  if (!wide(t)) {
+    cc_.vpermilps(t1, x, 0x4E);  // swap 64-bit halves
+    cc_.emit(id, r1, x, t1);
+    ax::Xmm t2 = cc_.newXmm();
+    x = cc_.newXmm();
+    cc_.vpermilps(t2, r1, 0xB1);  // swap neighbours
+    cc_.emit(id, x, r1, t2);
+  } else {
+    cc_.vpermilpd(t1, x, 1);
+    cc_.emit(id, r1, x, t1);
+    x = r1;
+  }
+  ax::Vec out = new_vec(t);
+  if (wide(t)) {
+    if (out.size() == 16) cc_.vmovddup(out, x);
+    else cc_.vbroadcastsd(out, x);
+  } else {
+    cc_.vbroadcastss(out, x);
+  }
+  return out;
+}
+
+ax::Vec VecEmitter::lane_index(DType t) {
+  DType it = wide(t) ? DType::kInt64 : DType::kInt32;
+  std::vector<uint8_t> buf(reg_bytes(t));
+  for (int i = 0; i < lanes_; ++i) {
+    if (wide(t)) {
+      int64_t v = i;
+      std::memcpy(buf.data() + 8 * i, &v, 8);
+    } else {
+      int32_t v = i;
+      std::memcpy(buf.data() + 4 * i, &v, 4);
+    }
+  }
+  ax::Vec r = new_vec(it);
+  cc_.vmovups(r, cc_.newConst(asmjit::ConstPoolScope::kLocal, buf.data(), buf.size()));
+  return r;
+}
+
+ax::Vec VecEmitter::broadcast_gpr(DType t, const ax::Gp& g) {
+  ax::Vec r = new_vec(t);
+  ax::Xmm x = cc_.newXmm();
+  if (wide(t)) {
+    cc_.vmovq(x, g.r64());
+    cc_.vpbroadcastq(r, x);
+  } else {
+    cc_.vmovd(x, g.r32());
+    cc_.vpbroadcastd(r, x);
+  }
+  return r;
+}
+
+ax::Vec VecEmitter::broadcast_int_as(DType t, const ax::Gp& g) {
+  if (!is_floating(t)) return broadcast_gpr(t, g);
+  ax::Xmm x = cc_.newXmm();
+  cc_.vxorps(x, x, x);
+  ax::Vec r = new_vec(t);
+  if (t == DType::kFloat32) {
+    cc_.vcvtsi2ss(x, x, g.r64());
+    cc_.vbroadcastss(r, x);
+  } else {
+    cc_.vcvtsi2sd(x, x, g.r64());
+    if (r.size() == 16) cc_.vmovddup(r, x);
+    else cc_.vbroadcastsd(r, x);
+  }
+  return r;
+}
+
+Mask VecEmitter::convert_mask(DType from, DType to, const Mask& m) {
+  if (avx512_ || lane_width(from) == lane_width(to)) return m;
+  Mask out;
+  if (lane_width(to) == 8) {
+    out.v = new_vec(to);
+    cc_.vpmovsxdq(out.v, m.v);
+  } else {
+    out.v = narrow64to32(m.v);
+  }
+  return out;
+}
+
+void VecEmitter::store_lane0(DType t, const ax::Mem& m, const ax::Vec& v) {
+  ax::Mem mm = m;
+  ax::Xmm x = v.as<ax::Xmm>();
+  switch (t) {
+    case DType::kFloat32: mm.setSize(4); cc_.vmovss(mm, x); break;
+    case DType::kFloat64: mm.setSize(8); cc_.vmovsd(mm, x); break;
+    case DType::kInt32: mm.setSize(4); cc_.vmovd(mm, x); break;
+    case DType::kInt64: mm.setSize(8); cc_.vmovq(mm, x); break;
+    case DType::kBool: {
+      ax::Gp g = cc_.newGpd();
+      cc_.vmovd(g, x);
+      mm.setSize(1);
+      cc_.mov(mm, g.r8());
+      break;
+    }
+  }
+}
+
+// ---- casts -----------------------------------------------------------------------------
+
+ax::Vec VecEmitter::scalar_convert(DType from, DType to, const ax::Vec& v) {
+  // AVX2 has no vector int64 <-> float conversions; go through the stack,
+  // one lane at a time, with the scalar instructions C++ uses.
+  ax::Mem in = cc_.newStack(64, 32);
+  ax::Mem out = cc_.newStack(64, 32);
+  cc_.vmovups(in, v);
+  ax::Gp g = cc_.newGpq();
+  ax::Xmm x = cc_.newXmm();
+  for (int i = 0; i < lanes_; ++i) {
+    ax::Mem src = in.cloneAdjusted(i * lane_width(from));
+    ax::Mem dst = out.cloneAdjusted(i * lane_width(to));
+    src.setSize(lane_width(from));
+    dst.setSize(lane_width(to));
+    if (from == DType::kInt64) {
+      cc_.mov(g, src);
+      cc_.vxorps(x, x, x);
+      if (to == DType::kFloat64) {
+        cc_.vcvtsi2sd(x, x, g);
+        cc_.vmovsd(dst, x);
+      } else {
+        cc_.vcvtsi2ss(x, x, g);
+        cc_.vmovss(dst, x);
+      }
+    } else {
+      if (from == DType::kFloat32) cc_.vcvttss2si(g, src);
+      else cc_.vcvttsd2si(g, src);
+      cc_.mov(dst, g);
+    }
+  }
+  ax::Vec r = new_vec(to);
+  cc_.vmovups(r, out);
+  return r;
+}
+
+ax::Vec VecEmitter::cast(DType from, DType to, const ax::Vec& v) {
+  if (from == to) return v;
+  if (to == DType::kBool) return mask_to_bool(from, cmp(from, Cmp::kNe, v, zero(from)));
+  if (from == DType::kBool) {
+    if (to == DType::kInt32) return v;  // already int32 lanes holding 0/1
+    from = DType::kInt32;
+  }
+  ax::Vec r = new_vec(to);
+  switch (from) {
+    case DType::kInt32:
+      if (to == DType::kFloat32) cc_.vcvtdq2ps(r, v);
+      else if (to == DType::kFloat64) cc_.vcvtdq2pd(r, v);
+      else cc_.vpmovsxdq(r, v);
+      return r;
+    case DType::kFloat32:
+      if (to == DType::kInt32) cc_.vcvttps2dq(r, v);
+      else if (to == DType::kFloat64) cc_.vcvtps2pd(r, v);
+      else if (avx512_) cc_.vcvttps2qq(r, v);
+      else return scalar_convert(from, to, v);
+      return r;
+    case DType::kFloat64:
+      if (to == DType::kFloat32) cc_.vcvtpd2ps(r, v);
+      else if (to == DType::kInt32) cc_.vcvttpd2dq(r, v);
+      else if (avx512_) cc_.vcvttpd2qq(r, v);
+      else return scalar_convert(from, to, v);
+      return r;
+    case DType::kInt64:
+      if (to == DType::kInt32) {
+        if (avx512_) cc_.vpmovqd(r, v);
+        else return narrow64to32(v);
+      } else if (avx512_) {
+        cc_.emit(to == DType::kFloat64 ? I::kIdVcvtqq2pd : I::kIdVcvtqq2ps, r, v);
+      } else {
+        return scalar_convert(from, to, v);
+      }
+      return r;
+    case DType::kBool:
+      break;
+  }
+  throw Error("VecEmitter::cast: unhandled conversion");
+}
+
+}  // namespace wok::jit::x86
