@@ -17,11 +17,14 @@ using namespace vec_internal;
 
 ax::Vec VecEmitter::reduce_lanes(ScalarOp op, DType t, const ax::Vec& v) {
   Id id;
-  switch (op) {
-    case ScalarOp::kReduceSum: id = pick(t, I::kIdVaddps, I::kIdVaddpd, I::kIdVpaddd, I::kIdVpaddq); break;
-    case ScalarOp::kReduceProd: id = pick(t, I::kIdVmulps, I::kIdVmulpd, I::kIdVpmulld, I::kIdVpmullq); break;
-    case ScalarOp::kReduceMax: id = pick(t, I::kIdVmaxps, I::kIdVmaxpd, I::kIdVpmaxsd, I::kIdVpmaxsq); break;
-    default: id = pick(t, I::kIdVminps, I::kIdVminpd, I::kIdVpminsd, I::kIdVpminsq); break;
+  switch (reduce_kind(op)) {
+    case ReduceKind::kSum: id = pick(t, I::kIdVaddps, I::kIdVaddpd, I::kIdVpaddd, I::kIdVpaddq); break;
+    case ReduceKind::kProd: id = pick(t, I::kIdVmulps, I::kIdVmulpd, I::kIdVpmulld, I::kIdVpmullq); break;
+    case ReduceKind::kMax: id = pick(t, I::kIdVmaxps, I::kIdVmaxpd, I::kIdVpmaxsd, I::kIdVpmaxsq); break;
+    case ReduceKind::kMin: id = pick(t, I::kIdVminps, I::kIdVminpd, I::kIdVpminsd, I::kIdVpminsq); break;
+    case ReduceKind::kArgmax:
+    case ReduceKind::kNone:
+      throw Error("x86 JIT: reduce_lanes of '" + std::string(scalar_op_name(op)) + "' (internal error)");
   }
   // Halve the width down to one xmm, then combine within it.
   ax::Vec cur = v;
