@@ -71,32 +71,13 @@ int64_t axis_or_throw(const char* op, const Tensor& x, int64_t axis) {
 
 }  // namespace
 
-#define WOK_DEFINE_UNARY(name)              \
-  Tensor name(const Tensor& x) {            \
-    WOK_CALLER_SCOPE();                     \
-    return unary(WOK_BUILTIN_OP(#name), x); \
+#define WOK_UNARY_OP(name, rule, takes_bool, formula, doc) \
+  Tensor name(const Tensor& x) {                           \
+    WOK_CALLER_SCOPE();                                    \
+    return unary(WOK_BUILTIN_OP(#name), x);                \
   }
-WOK_DEFINE_UNARY(neg)
-WOK_DEFINE_UNARY(abs)
-WOK_DEFINE_UNARY(exp)
-WOK_DEFINE_UNARY(log)
-WOK_DEFINE_UNARY(sqrt)
-WOK_DEFINE_UNARY(rsqrt)
-WOK_DEFINE_UNARY(sin)
-WOK_DEFINE_UNARY(cos)
-WOK_DEFINE_UNARY(tanh)
-WOK_DEFINE_UNARY(erf)
-WOK_DEFINE_UNARY(sigmoid)
-WOK_DEFINE_UNARY(relu)
-WOK_DEFINE_UNARY(gelu)
-WOK_DEFINE_UNARY(silu)
-WOK_DEFINE_UNARY(floor)
-WOK_DEFINE_UNARY(ceil)
-WOK_DEFINE_UNARY(round)
-WOK_DEFINE_UNARY(reciprocal)
-WOK_DEFINE_UNARY(square)
-WOK_DEFINE_UNARY(logical_not)
-#undef WOK_DEFINE_UNARY
+#include "wok/runtime/ops/unary_op_list.h"
+#undef WOK_UNARY_OP
 
 Tensor cast(const Tensor& x, DType dtype) {
   WOK_CALLER_SCOPE();

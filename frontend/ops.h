@@ -11,26 +11,13 @@
 namespace wok {
 
 // ---- unary -----------------------------------------------------------------
-Tensor neg(const Tensor& x);
-Tensor abs(const Tensor& x);
-Tensor exp(const Tensor& x);
-Tensor log(const Tensor& x);
-Tensor sqrt(const Tensor& x);
-Tensor rsqrt(const Tensor& x);
-Tensor sin(const Tensor& x);
-Tensor cos(const Tensor& x);
-Tensor tanh(const Tensor& x);
-Tensor erf(const Tensor& x);
-Tensor sigmoid(const Tensor& x);
-Tensor relu(const Tensor& x);
-Tensor gelu(const Tensor& x);  // tanh approximation
-Tensor silu(const Tensor& x);
-Tensor floor(const Tensor& x);
-Tensor ceil(const Tensor& x);
-Tensor round(const Tensor& x);  // half to even
-Tensor reciprocal(const Tensor& x);
-Tensor square(const Tensor& x);
-Tensor logical_not(const Tensor& x);
+// neg, abs, exp, log, sqrt, rsqrt, sin, cos, tanh, erf, sigmoid, relu, gelu
+// (tanh approximation), silu, softplus, floor, ceil, round (half to even),
+// trunc, reciprocal, square, logical_not: one line each, with its formula and
+// doc, in wok/runtime/ops/unary_op_list.h.
+#define WOK_UNARY_OP(name, rule, takes_bool, formula, doc) Tensor name(const Tensor& x);
+#include "wok/runtime/ops/unary_op_list.h"
+#undef WOK_UNARY_OP
 Tensor cast(const Tensor& x, DType dtype);
 
 // ---- binary, with NumPy broadcasting and promotion ----------------------------

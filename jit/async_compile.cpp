@@ -91,15 +91,20 @@ void compile_loop() {
       s.busy = true;
     }
     int64_t start = observe::now_ns();
-    bool ok = true;
+    std::string failure;
     try {
-      PlanCache::global().get_or_build(job.owned->fragment, job.isa);
+      absl::StatusOr<std::shared_ptr<const Plan>> plan = PlanCache::global().get_or_build(job.owned->fragment, job.isa);
+      if (!plan.ok()) failure = std::string(plan.status().message());
+    } catch (const std::exception& e) {  // an internal error of the pipeline
+      failure = e.what();
+    }
+    const bool ok = failure.empty();
+    if (ok) {
       emit(short_key(job.key), "ready", observe::now_ns() - start);
-    } catch (const std::exception& e) {
-      ok = false;
+    } else {
       std::fprintf(stderr, "wok: background compile failed (the next evaluation compiles it in the foreground): %s\n",
-                   e.what());
-      emit(short_key(job.key), std::string("failed: ") + e.what(), observe::now_ns() - start);
+                   failure.c_str());
+      emit(short_key(job.key), "failed: " + failure, observe::now_ns() - start);
     }
     {
       std::lock_guard lock(s.mu);

@@ -4,6 +4,7 @@
 #include "wok/jit/plan_cache.h"
 #include "wok/jit/shadow.h"
 #include "wok/runtime/backend.h"
+#include "wok/runtime/error.h"
 #include "wok/runtime/executor.h"
 
 namespace wok::jit {
@@ -25,7 +26,11 @@ std::shared_ptr<const Plan> JitRunner::plan_for(const Fragment& fragment) {
     if (std::shared_ptr<const Plan> plan = PlanCache::global().find(fragment, isa_)) return plan;
     if (compile_in_background(fragment, isa_)) return nullptr;
   }
-  return PlanCache::global().get_or_build(fragment, isa_);
+  // Where the JIT's errors become the API's exception (Note [Errors inside
+  // the JIT] in jit/plan.h).
+  absl::StatusOr<std::shared_ptr<const Plan>> plan = PlanCache::global().get_or_build(fragment, isa_);
+  if (!plan.ok()) throw Error("wok JIT: " + std::string(plan.status().message()));
+  return *std::move(plan);
 }
 
 std::vector<StoragePtr> JitRunner::run(const Fragment& fragment, std::span<const StoragePtr> input_storage) {

@@ -11,15 +11,16 @@
 
 namespace wok::jit {
 
-std::shared_ptr<const Plan> build_plan(const Fragment& fragment, CpuIsa isa) {
+absl::StatusOr<std::shared_ptr<const Plan>> build_plan(const Fragment& fragment, CpuIsa isa) {
   std::shared_ptr<Plan> plan = plan_structure(fragment);
   for (PlanStep& st : plan->steps) {
     if (st.kind != PlanStep::Kind::kKernel) continue;
     absl::StatusOr<std::shared_ptr<const CompiledKernel>> k = KernelCache::global().get(st.lowered.spec, isa);
-    if (!k.ok()) throw Error("wok JIT: cannot compile a fused kernel: " + std::string(k.status().message()));
+    if (!k.ok())
+      return absl::Status(k.status().code(), "cannot compile a fused kernel: " + std::string(k.status().message()));
     st.kernel = *k;
   }
-  return plan;
+  return std::shared_ptr<const Plan>(std::move(plan));
 }
 
 std::shared_ptr<Plan> plan_structure(const Fragment& fragment, const Target& target) {

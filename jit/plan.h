@@ -15,6 +15,8 @@
 #include <string>
 #include <vector>
 
+#include <absl/status/statusor.h>
+
 #include "wok/jit/kernel_cache.h"
 #include "wok/jit/lowering.h"
 #include "wok/jit/target.h"
@@ -90,9 +92,18 @@ void replay_plan_on_streams(std::shared_ptr<const Plan> plan, std::shared_ptr<Fr
                             std::shared_ptr<AsyncResult> result,
                             std::shared_ptr<std::vector<StoragePtr>> inputs);
 
+// Note [Errors inside the JIT]
+// Code generators, the kernel caches and plan building report failures as
+// absl::Status values: a kernel that does not compile is an expected
+// outcome there (the CUDA JIT falls back on some), and a status crosses the
+// compile-once caches and threads without being rethrown. The runners
+// (jit/jit_runner.cpp, jit/cuda/cuda_jit_runner.cpp), where the runtime and
+// through it the frontend call in, turn a failure into wok::Error, once.
+// Exceptions inside are for broken invariants (internal errors) only.
+
 // Runs the pipeline (jit/pipeline.h), lowers and compiles the fused groups (through the kernel
-// cache) and plans memory. Throws wok::Error if a kernel fails to compile.
-std::shared_ptr<const Plan> build_plan(const Fragment& fragment, CpuIsa isa);
+// cache) and plans memory. An error status if a kernel fails to compile.
+absl::StatusOr<std::shared_ptr<const Plan>> build_plan(const Fragment& fragment, CpuIsa isa);
 // build_plan without compiling: passes, lowered kernel steps (kernel left
 // null), order, lanes and memory, fused by `target`'s rules. The CUDA JIT
 // plans for cuda_target() and compiles the steps with NVRTC

@@ -60,7 +60,7 @@ std::shared_ptr<const Plan> PlanCache::find(const Fragment& f, CpuIsa isa) {
   return **plan;
 }
 
-std::shared_ptr<const Plan> PlanCache::get_or_build(const Fragment& f, CpuIsa isa) {
+absl::StatusOr<std::shared_ptr<const Plan>> PlanCache::get_or_build(const Fragment& f, CpuIsa isa) {
   std::string signature = plan_signature(f, isa);
   Key128 key = hash128(signature);
   auto& counters = detail::counters();
@@ -80,10 +80,10 @@ std::shared_ptr<const Plan> PlanCache::get_or_build(const Fragment& f, CpuIsa is
           e.id = miss.program;
           observe::emit(std::move(e));
         }
-        std::shared_ptr<const Plan> built = build_plan(f, isa);
+        PlanResult built = build_plan(f, isa);
         // WOK_RECORD: every fragment with generated kernels, even ones the disk
         // store already had, so a manifest recorded on a warm machine is complete.
-        if (built->kernels > 0) cache::record_fragment(f);
+        if (built.ok() && (*built)->kernels > 0) cache::record_fragment(f);
         return built;
       },
       &outcome);
@@ -91,7 +91,7 @@ std::shared_ptr<const Plan> PlanCache::get_or_build(const Fragment& f, CpuIsa is
     counters.plan_cache_hits.fetch_add(1, std::memory_order_relaxed);
     emit_plan_hit(key);
   }
-  return *plan;
+  return plan;
 }
 
 size_t PlanCache::size() const { return impl_->plans.size(); }

@@ -12,7 +12,9 @@ namespace wok::jit {
 class PlanCache {
  public:
   static PlanCache& global();
-  std::shared_ptr<const Plan> get_or_build(const Fragment& f, CpuIsa isa);
+  // An error when a kernel of the plan does not compile; every caller
+  // waiting on the same key gets it, and the next call tries again.
+  absl::StatusOr<std::shared_ptr<const Plan>> get_or_build(const Fragment& f, CpuIsa isa);
   // The cached plan (counted as a hit), or null; builds nothing and counts
   // no miss (async compile: the caller decides what a miss means).
   std::shared_ptr<const Plan> find(const Fragment& f, CpuIsa isa);

@@ -30,13 +30,13 @@ absl::StatusOr<WarmupReport> warmup_manifest(const std::string& path, CpuIsa isa
       report.problems.push_back(std::string(rec.fragment.status().message()));
       continue;
     }
-    try {
-      std::shared_ptr<const Plan> plan = build_plan((*rec.fragment)->fragment, isa);
-      ++report.fragments;
-      report.kernels += plan->kernels;
-    } catch (const Error& e) {
-      report.problems.push_back("line " + std::to_string(rec.line) + ": " + e.what());
+    absl::StatusOr<std::shared_ptr<const Plan>> plan = build_plan((*rec.fragment)->fragment, isa);
+    if (!plan.ok()) {
+      report.problems.push_back("line " + std::to_string(rec.line) + ": " + std::string(plan.status().message()));
+      continue;
     }
+    ++report.fragments;
+    report.kernels += (*plan)->kernels;
   }
   cache::DiskStore::global().flush();  // the store holds every kernel when warm-up returns
   report.compiled = c.kernels_compiled.load() - compiled0;

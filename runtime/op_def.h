@@ -82,4 +82,12 @@ struct OpDef {
 // Shape rule of elementwise ops: NumPy broadcasting of all inputs.
 std::vector<Shape> broadcast_all_inputs(std::span<const Shape> inputs, const Attrs& attrs);
 
+// An elementwise op from its formula alone: inputs broadcast, one output
+// whose dtype is `rule` applied to the inputs' common dtype (the frontend
+// promotes them to one), bool inputs refused unless `takes_bool`. Every
+// backend derives its kernel from the formula (docs/adding-an-op.md).
+// Defined in runtime/ops/elementwise_ops.cpp.
+OpDef elementwise_op_def(std::string name, std::vector<std::string> inputs, ResultRule rule, FormulaFn formula,
+                         std::string doc = "", bool takes_bool = true);
+
 }  // namespace wok

@@ -211,6 +211,8 @@ Expr logical_and(Expr a, Expr b) { return bin(ScalarOp::kAnd, a, b); }
 Expr logical_or(Expr a, Expr b) { return bin(ScalarOp::kOr, a, b); }
 Expr where(Expr c, Expr a, Expr b) { return c.builder()->select(c, a, b); }
 Expr cast(Expr a, DType to) { return a.builder()->cast(a, to); }
+Expr apply(ScalarOp op, Expr a) { return un(op, a); }
+Expr apply(ScalarOp op, Expr a, Expr b) { return bin(op, a, b); }
 }  // namespace fx
 
 }  // namespace wok

@@ -134,6 +134,9 @@ Expr logical_and(Expr a, Expr b);
 Expr logical_or(Expr a, Expr b);
 Expr where(Expr c, Expr a, Expr b);
 Expr cast(Expr a, DType to);
+// Any unary or binary primitive, for those without a function of their own.
+Expr apply(ScalarOp op, Expr a);
+Expr apply(ScalarOp op, Expr a, Expr b);
 }  // namespace fx
 
 }  // namespace wok

@@ -32,7 +32,7 @@ enum class ScalarOp : uint8_t {
   kConst,  // a constant
   kCast,   // to the instruction's dtype
   // unary
-  kNeg, kAbs, kSqrt, kExp, kLog, kSin, kCos, kTanh, kErf, kFloor, kCeil, kRound, kNot,
+  kNeg, kAbs, kSqrt, kExp, kLog, kSin, kCos, kTanh, kErf, kFloor, kCeil, kRound, kTrunc, kNot,
   // binary
   kAdd, kSub, kMul, kDiv, kMax, kMin, kPow,
   kEq, kNe, kLt, kLe, kGt, kGe, kAnd, kOr,
@@ -103,6 +103,7 @@ inline constexpr std::array<ScalarPrimitive, kNumScalarOps> kRows = {{
   {O::kFloor,     "floor",        1, R::kWhole,      false, false, K::kNone,   kNo, "{0}", "wok::floor_({0})"},
   {O::kCeil,      "ceil",         1, R::kWhole,      false, false, K::kNone,   kNo, "{0}", "wok::ceil_({0})"},
   {O::kRound,     "round",        1, R::kWhole,      false, false, K::kNone,   kNo, "{0}", "wok::round_({0})"},
+  {O::kTrunc,     "trunc",        1, R::kWhole,      false, false, K::kNone,   kNo, "{0}", "trunc({0})"},
   {O::kNot,       "not",          1, R::kLogical,    false, false, K::kNone,   "(!{0})", kNo, kNo},
   {O::kAdd,       "add",          2, R::kArithmetic, false, false, K::kNone,   kNo, "wok::add({0}, {1})", "wok::add({0}, {1})"},
   {O::kSub,       "sub",          2, R::kArithmetic, false, false, K::kNone,   kNo, "wok::sub({0}, {1})", "wok::sub({0}, {1})"},

@@ -66,7 +66,9 @@ void notice_once(const std::string& what) {
   if (seen->insert(what).second) std::fprintf(stderr, "wok: %s\n", what.c_str());
 }
 
-std::shared_ptr<const CudaPlan> build_cuda_plan(const Fragment& f, int device) {
+using CudaPlanResult = absl::StatusOr<std::shared_ptr<const CudaPlan>>;
+
+CudaPlanResult build_cuda_plan(const Fragment& f, int device) {
   auto cp = std::make_shared<CudaPlan>();
   std::shared_ptr<Plan> plan = plan_structure(f, cuda_target());
   const int arch = dev::device_info(device).arch();
@@ -88,8 +90,8 @@ std::shared_ptr<const CudaPlan> build_cuda_plan(const Fragment& f, int device) {
         if (cp->fallback.empty()) cp->fallback = std::string(bin.status().message());
         continue;
       }
-      throw Error("wok CUDA JIT: cannot compile a fused kernel for sm_" + std::to_string(arch) + ": " +
-                  std::string(bin.status().message()));
+      return absl::Status(bin.status().code(), "cannot compile a fused kernel for sm_" + std::to_string(arch) +
+                                                   ": " + std::string(bin.status().message()));
     }
     cp->steps[s].binary = *bin;
   }
@@ -97,16 +99,14 @@ std::shared_ptr<const CudaPlan> build_cuda_plan(const Fragment& f, int device) {
     for (size_t s = 0; s < plan->steps.size(); ++s)
       if (cp->steps[s].binary) cp->steps[s].fn = load_kernel(*cp->steps[s].binary, device);
   cp->plan = std::move(plan);
-  return cp;
+  return std::shared_ptr<const CudaPlan>(std::move(cp));
 }
 
-using CudaPlanResult = absl::StatusOr<std::shared_ptr<const CudaPlan>>;
-
 // CUDA plans by fragment and device, built once per key (Note [Compile once
-// per key] in jit/once_cache.h); build_cuda_plan throws on failure.
+// per key] in jit/once_cache.h); a failed build is every waiter's error.
 class CudaPlanCache {
  public:
-  std::shared_ptr<const CudaPlan> get_or_build(const Fragment& f, int device) {
+  CudaPlanResult get_or_build(const Fragment& f, int device) {
     std::string signature = fragment_signature(f);
     signature += " cuda:" + std::to_string(device);
     auto& counters = detail::counters();
@@ -120,7 +120,7 @@ class CudaPlanCache {
         &outcome);
     if (outcome == OnceCache<CudaPlanResult>::Outcome::kHit)
       counters.plan_cache_hits.fetch_add(1, std::memory_order_relaxed);
-    return *plan;
+    return plan;
   }
   size_t size() const { return plans_.size(); }
   void clear() { plans_.clear(); }
@@ -249,7 +249,11 @@ std::vector<StoragePtr> CudaJitRunner::run(const Fragment& fragment, std::span<c
     return dev::cuda_precompiled_executor().run(fragment, input_storage);
   }
   dev::set_device(device.index);
-  std::shared_ptr<const CudaPlan> cp = plan_cache().get_or_build(fragment, device.index);
+  // Where the CUDA JIT's errors become the API's exception (Note [Errors
+  // inside the JIT] in jit/plan.h).
+  CudaPlanResult built = plan_cache().get_or_build(fragment, device.index);
+  if (!built.ok()) throw Error("wok CUDA JIT: " + std::string(built.status().message()));
+  std::shared_ptr<const CudaPlan> cp = *std::move(built);
   if (!cp->fallback.empty()) {
     notice_once("CUDA JIT: " + cp->fallback + "; such fragments run on precompiled CUDA kernels");
     return dev::cuda_precompiled_executor().run(fragment, input_storage);

@@ -48,6 +48,7 @@ constexpr std::array<X86Row, kNumScalarOps> kX86Emitters = {{
     {O::kFloor, [](VecEmitter& e, A a) { return e.round(a.t, *a.v[0], 0x09); }},
     {O::kCeil, [](VecEmitter& e, A a) { return e.round(a.t, *a.v[0], 0x0A); }},
     {O::kRound, [](VecEmitter& e, A a) { return e.round(a.t, *a.v[0], 0x08); }},
+    {O::kTrunc, [](VecEmitter& e, A a) { return e.round(a.t, *a.v[0], 0x0B); }},
     {O::kNot, [](VecEmitter& e, A a) { return e.bit_xor(a.t, *a.v[0], e.const_operand(DType::kBool, 1)); }},
     {O::kAdd, [](VecEmitter& e, A a) { return e.add(a.t, *a.v[0], *a.v[1]); }},
     {O::kSub, [](VecEmitter& e, A a) { return e.sub(a.t, *a.v[0], *a.v[1]); }},

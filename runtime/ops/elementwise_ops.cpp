@@ -21,42 +21,14 @@ DTypeFn dtype_rule(ResultType rule, bool allow_bool) {
   };
 }
 
-OpDef elementwise(std::string name, std::vector<std::string> inputs, ResultType rule, bool allow_bool,
-                  FormulaFn formula, std::string doc) {
-  OpDef def;
-  def.name = std::move(name);
-  def.inputs = std::move(inputs);
-  def.kind = OpKind::kElementwise;
-  def.infer_shape = broadcast_all_inputs;
-  def.infer_dtype = dtype_rule(rule, allow_bool);
-  def.formula = std::move(formula);
-  def.doc = std::move(doc);
-  return def;
-}
-
-OpDef unary(std::string name, ResultType rule, bool allow_bool, Expr (*f)(Expr), std::string doc) {
-  return elementwise(std::move(name), {"x"}, rule, allow_bool,
-                     [f](FormulaBuilder& b) { b.output(0, f(b.cast(b.input(0), b.output_dtype(0)))); },
-                     std::move(doc));
-}
-
 OpDef binary(std::string name, ResultType rule, bool allow_bool, Expr (*f)(Expr, Expr), std::string doc) {
-  return elementwise(std::move(name), {"a", "b"}, rule, allow_bool,
-                     [f](FormulaBuilder& b) { b.output(0, f(b.input(0), b.input(1))); }, std::move(doc));
+  return elementwise_op_def(std::move(name), {"a", "b"}, rule,
+                            [f](FormulaBuilder& b) { b.output(0, f(b.input(0), b.input(1))); }, std::move(doc),
+                            allow_bool);
 }
 
-// The formulas: the only place each op's math is written; every backend
-// derives its kernels from them (Note [One formula per op]).
-Expr f_neg(Expr x) { return -x; }
-Expr f_abs(Expr x) { return fx::abs(x); }
-Expr f_exp(Expr x) { return fx::exp(x); }
-Expr f_log(Expr x) { return fx::log(x); }
-Expr f_sqrt(Expr x) { return fx::sqrt(x); }
-Expr f_rsqrt(Expr x) { return 1.0 / fx::sqrt(x); }
-Expr f_sin(Expr x) { return fx::sin(x); }
-Expr f_cos(Expr x) { return fx::cos(x); }
-Expr f_tanh(Expr x) { return fx::tanh(x); }
-Expr f_erf(Expr x) { return fx::erf(x); }
+// Helpers of the formulas in runtime/ops/unary_op_list.h.
+
 // exp(-|x|) never overflows, so results stay accurate down to subnormals
 // for large negative x (1 / (1 + exp(-x)) would give 0 there).
 Expr stable_sigmoid(Expr x) {
@@ -64,21 +36,17 @@ Expr stable_sigmoid(Expr x) {
   Expr d = 1.0 / (1.0 + e);
   return fx::where(fx::ge(x, x.builder()->weak_constant(0, x.dtype())), d, e * d);
 }
-Expr f_sigmoid(Expr x) { return stable_sigmoid(x); }
-Expr f_relu(Expr x) { return fx::maximum(x, 0.0); }
-// tanh form: 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3)))
-Expr f_gelu(Expr x) {
-  Expr inner = 0.7978845608028654 * (x + 0.044715 * (x * x * x));
-  return 0.5 * x * (1.0 + fx::tanh(inner));
-}
-Expr f_silu(Expr x) { return x * stable_sigmoid(x); }
-Expr f_floor(Expr x) { return fx::floor(x); }
-Expr f_ceil(Expr x) { return fx::ceil(x); }
-Expr f_round(Expr x) { return fx::round(x); }
-Expr f_reciprocal(Expr x) { return 1.0 / x; }
-Expr f_square(Expr x) { return x * x; }
-Expr f_not(Expr x) { return fx::logical_not(x); }
 
+// log(1 + e) for e >= 0 without losing e's low bits in 1 + e: with u the
+// rounded 1 + e, log(u) * e / (u - 1) cancels the rounding error (Goldberg,
+// "What every computer scientist should know about floating-point
+// arithmetic", theorem 4); u == 1 means e is below half an ulp of 1.
+Expr log1p_of(Expr e) {
+  Expr u = 1.0 + e;
+  return fx::where(fx::eq(u, u.builder()->weak_constant(1, u.dtype())), e, fx::log(u) * (e / (u - 1.0)));
+}
+
+// The binary formulas.
 Expr f_add(Expr a, Expr b) { return a + b; }
 Expr f_sub(Expr a, Expr b) { return a - b; }
 Expr f_mul(Expr a, Expr b) { return a * b; }
@@ -99,26 +67,17 @@ Expr f_or(Expr a, Expr b) { return fx::logical_or(a, b); }
 
 void register_elementwise_ops(OpRegistry& r) {
   using R = ResultType;
-  r.add(unary("neg", R::kSame, false, f_neg, "-x"));
-  r.add(unary("abs", R::kSame, false, f_abs, "|x|"));
-  r.add(unary("exp", R::kFloat, true, f_exp, "e^x"));
-  r.add(unary("log", R::kFloat, true, f_log, "natural logarithm"));
-  r.add(unary("sqrt", R::kFloat, true, f_sqrt, "square root"));
-  r.add(unary("rsqrt", R::kFloat, true, f_rsqrt, "1 / sqrt(x)"));
-  r.add(unary("sin", R::kFloat, true, f_sin, "sine"));
-  r.add(unary("cos", R::kFloat, true, f_cos, "cosine"));
-  r.add(unary("tanh", R::kFloat, true, f_tanh, "hyperbolic tangent"));
-  r.add(unary("erf", R::kFloat, true, f_erf, "error function"));
-  r.add(unary("sigmoid", R::kFloat, true, f_sigmoid, "1 / (1 + e^-x), computed from e^-|x|"));
-  r.add(unary("relu", R::kSame, false, f_relu, "max(x, 0)"));
-  r.add(unary("gelu", R::kFloat, true, f_gelu, "GELU, tanh approximation"));
-  r.add(unary("silu", R::kFloat, true, f_silu, "x * sigmoid(x)"));
-  r.add(unary("floor", R::kSame, false, f_floor, "round toward -inf"));
-  r.add(unary("ceil", R::kSame, false, f_ceil, "round toward +inf"));
-  r.add(unary("round", R::kSame, false, f_round, "round half to even"));
-  r.add(unary("reciprocal", R::kFloat, true, f_reciprocal, "1 / x"));
-  r.add(unary("square", R::kArithmetic, true, f_square, "x * x"));
-  r.add(unary("logical_not", R::kLogical, true, f_not, "x == 0"));
+  // Each unary op's formula gets its input converted to the result dtype.
+#define WOK_UNARY_OP(name, rule, takes_bool, formula, doc)                                              \
+  r.add(elementwise_op_def(                                                                            \
+      #name, {"x"}, R::rule,                                                                           \
+      [](FormulaBuilder& b) {                                                                          \
+        Expr x = b.cast(b.input(0), b.output_dtype(0));                                                \
+        b.output(0, formula);                                                                          \
+      },                                                                                               \
+      doc, takes_bool));
+#include "wok/runtime/ops/unary_op_list.h"
+#undef WOK_UNARY_OP
 
   r.add(binary("add", R::kArithmetic, true, f_add, "a + b"));
   r.add(binary("sub", R::kArithmetic, false, f_sub, "a - b"));
@@ -188,3 +147,20 @@ void register_elementwise_ops(OpRegistry& r) {
 }
 
 }  // namespace wok::ops
+
+namespace wok {
+
+OpDef elementwise_op_def(std::string name, std::vector<std::string> inputs, ResultRule rule, FormulaFn formula,
+                         std::string doc, bool takes_bool) {
+  OpDef def;
+  def.name = std::move(name);
+  def.inputs = std::move(inputs);
+  def.kind = OpKind::kElementwise;
+  def.infer_shape = broadcast_all_inputs;
+  def.infer_dtype = ops::dtype_rule(rule, takes_bool);
+  def.formula = std::move(formula);
+  def.doc = std::move(doc);
+  return def;
+}
+
+}  // namespace wok

@@ -107,6 +107,9 @@ void primitive_loop(ScalarOp op, void* out_v, const void* const* args_v, int64_t
     case ScalarOp::kRound:
       if constexpr (kFloat) return map1(out, a, n, [](T x) { return std::nearbyint(x); });  // ties to even
       break;
+    case ScalarOp::kTrunc:
+      if constexpr (kFloat) return map1(out, a, n, [](T x) { return std::trunc(x); });
+      break;
     case ScalarOp::kNot:
       if constexpr (kBool) return map1(out, a, n, [](bool x) { return !x; });
       break;
