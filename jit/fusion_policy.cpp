@@ -82,6 +82,15 @@ bool is_readable_input(const Shape& v, const ReduceSpace& s) {
          uniform_block(w, s.shape, s.end, nd);
 }
 
+bool is_constant_along_reduced_dims(const Shape& v, const ReduceSpace& s) {
+  const int nd = static_cast<int>(s.shape.size());
+  if (v.size() > s.shape.size()) return false;
+  const int pad = nd - static_cast<int>(v.size());
+  for (int d = s.k; d < s.end; ++d)
+    if (d >= pad && v[d - pad] != 1) return false;
+  return true;
+}
+
 bool is_jit_elementwise(const PlanGraph& g, int node) {
   const OpDef& def = g.fragment.nodes[node].op->def();
   return def.kind == OpKind::kElementwise && def.formula && g.target.can_compile(node_program(g.fragment, node));

@@ -57,6 +57,12 @@ bool is_reduced_value(const Shape& v, const ReduceSpace& s);
 // Whether an input of shape v (broadcast to s) can be read by the kernel:
 // each block of dims it is contiguous along or constant along.
 bool is_readable_input(const Shape& v, const ReduceSpace& s);
+// Whether an input of shape v, right-aligned to s, is constant along the
+// reduced dims: what an input of a reduced value's elementwise consumers
+// must be. A reduced value without the reduced dims ([2] of a sum of
+// [2, 1, 2] over its last two) broadcasts with its own inputs in its own
+// frame; right-aligned to s, such an input would land on the reduced dims.
+bool is_constant_along_reduced_dims(const Shape& v, const ReduceSpace& s);
 
 // An elementwise node with a formula the JIT can compile.
 bool is_jit_elementwise(const PlanGraph& g, int node);

@@ -320,3 +320,18 @@ TEST_F(JitReductionEdges, NormalizationOfANormalizationMatchesThePrecompiledKern
 }
 
 }  // namespace
+
+// A reduced value without its reduced dims ([2] from [2, 1, 2]) broadcasts
+// with the epilogue's other inputs in its own frame: w lines up with the kept
+// dim, not with the row, which right-aligning it to the kernel's space
+// would have put it on (random program 2002482: a row kernel storing a
+// register it never computed, SIGILL on AVX-512).
+TEST_F(JitReductionEdges, EpilogueInputsLineUpWithTheReducedValue) {
+  wok::Tensor x = wok::from_vector(std::vector<float>{1, 2, 3, 4}, {2, 1, 2});
+  wok::Tensor w = wok::from_vector(std::vector<float>{10, 20});
+  wok::Tensor y = wok::sum(x, {1, 2}, false) * w;  // [3, 7] * [10, 20]
+  EXPECT_EQ(y.to_vector<float>(), (std::vector<float>{30, 140}));
+  wok::Tensor b = wok::from_vector(std::vector<bool>{true, false});
+  wok::Tensor z = wok::where(b, wok::max(x, {1, 2}, false), wok::min(x, {1, 2}, false));
+  EXPECT_EQ(z.to_vector<float>(), (std::vector<float>{2, 3}));
+}

@@ -63,11 +63,16 @@ void fuse_elementwise(PlanGraph& g) {
     int other = sa.k >= 0 ? b : a;
     const Shape& ew = space[other].shape;
     if (!is_full_value(ew, row) && !is_reduced_value(ew, row)) return std::nullopt;
-    // Every input of the elementwise group must be readable along the row.
+    // Every input of the elementwise group must be readable along the row;
+    // a group of reduced values reads only values constant along it.
+    const bool reduced_group = !is_full_value(ew, row);
     for (size_t n = 0; n < n_nodes; ++n)
       if (candidate[n] && uf.find(static_cast<int>(n)) == other)
-        for (int v : g.inputs_of(static_cast<int>(n)))
-          if (!is_readable_input(g.fragment.values[v].shape, row)) return std::nullopt;
+        for (int v : g.inputs_of(static_cast<int>(n))) {
+          const Shape& shape = g.fragment.values[v].shape;
+          if (!is_readable_input(shape, row)) return std::nullopt;
+          if (reduced_group && !is_constant_along_reduced_dims(shape, row)) return std::nullopt;
+        }
     return row;
   };
   // Whether groups a and b together fit a column kernel's single pass: at

@@ -105,6 +105,10 @@ void RowKernelGenerator::emit_row_level(int avail) {
   for (int o = 0; o < spec_.num_outputs(); ++o) {
     int v = spec_.program.outputs[o];
     if (!spec_.output_row_scalar[o] || sched_.avail(v) != avail) continue;
+    // An unset register here would be encoded as an invalid one and fault
+    // at run time (random program 2002482, a row of length 1): refuse.
+    if (!values_[v].isValid())
+      throw Error("row kernel: output " + std::to_string(o) + " is one value per row but varies along it (internal error)");
     e_.store_lane0(spec_.output_dtype(o), ax::ptr(run_ptr_[spec_.num_inputs() + o]), values_[v]);
     if (instr(v).op == ScalarOp::kReduceArgmax) {
       // A chunk of a split row: the runtime compares the chunks' values.

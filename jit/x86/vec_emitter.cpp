@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "wok/jit/x86/vec_emitter_internal.h"
+#include "wok/runtime/error.h"
 #include "wok/runtime/scalar.h"
 
 namespace wok::jit::x86 {
@@ -18,6 +19,9 @@ using namespace vec_internal;
 VecEmitter::VecEmitter(ax::Compiler& cc, bool avx512, int lanes) : cc_(cc), avx512_(avx512), lanes_(lanes) {}
 
 ax::Vec VecEmitter::vec_of_bytes(int bytes) {
+  // One zmm register, even unused, lets asmjit's allocator hand out
+  // xmm16-31, whose EVEX encodings fault on AVX2 machines.
+  if (bytes == 64 && !avx512_) throw wok::Error("x86 JIT: a 64-byte vector in an AVX2 kernel (internal error)");
   if (bytes == 64) return cc_.newZmm();
   if (bytes == 32) return cc_.newYmm();
   return cc_.newXmm();

@@ -26,16 +26,41 @@ ax::Vec VecEmitter::reduce_lanes(ScalarOp op, DType t, const ax::Vec& v) {
     case ReduceKind::kNone:
       throw Error("x86 JIT: reduce_lanes of '" + std::string(scalar_op_name(op)) + "' (internal error)");
   }
+  // AVX2 has no int64 max, min or multiply (vpmaxsq, vpminsq and vpmullq
+  // are AVX-512 only, and would fault): those combine in AVX2 instructions.
+  const ReduceKind kind = reduce_kind(op);
+  const bool emulate = t == DType::kInt64 && !avx512_ && kind != ReduceKind::kSum;
+  auto combine = [&](const ax::Vec& r, const ax::Vec& a, const ax::Vec& b) {
+    if (!emulate) {
+      cc_.emit(id, r, a, b);
+    } else if (kind == ReduceKind::kMax || kind == ReduceKind::kMin) {
+      ax::Vec m = vec_of_bytes(r.size());
+      if (kind == ReduceKind::kMax) cc_.vpcmpgtq(m, a, b);  // a > b: take a
+      else cc_.vpcmpgtq(m, b, a);                           // b > a: take a
+      cc_.vblendvpd(r, b, a, m);
+    } else {
+      // The low 64 bits of a*b: lo(a)lo(b) + (hi(a)lo(b) + lo(a)hi(b)) << 32.
+      ax::Vec t1 = vec_of_bytes(r.size()), ah = vec_of_bytes(r.size()), bh = vec_of_bytes(r.size());
+      cc_.vpmuludq(t1, a, b);
+      cc_.vpsrlq(ah, a, 32);
+      cc_.vpsrlq(bh, b, 32);
+      cc_.vpmuludq(ah, ah, b);
+      cc_.vpmuludq(bh, bh, a);
+      cc_.vpaddq(ah, ah, bh);
+      cc_.vpsllq(ah, ah, 32);
+      cc_.vpaddq(r, t1, ah);
+    }
+  };
   // Halve the width down to one xmm, then combine within it.
   ax::Vec cur = v;
   while (cur.size() > 16) {
     ax::Vec hi = vec_of_bytes(cur.size() / 2), r = vec_of_bytes(cur.size() / 2);
     if (cur.size() == 64) {
       cc_.vextractf64x4(hi.as<ax::Ymm>(), cur.as<ax::Zmm>(), 1);
-      cc_.emit(id, r, cur.as<ax::Zmm>().ymm(), hi);
+      combine(r, cur.as<ax::Zmm>().ymm(), hi);
     } else {
       cc_.vextractf128(hi.as<ax::Xmm>(), cur.as<ax::Ymm>(), 1);
-      cc_.emit(id, r, cur.as<ax::Ymm>().xmm(), hi);
+      combine(r, cur.as<ax::Ymm>().xmm(), hi);
     }
     cur = r;
   }
@@ -43,14 +68,14 @@ ax::Vec VecEmitter::reduce_lanes(ScalarOp op, DType t, const ax::Vec& v) {
   ax::Xmm t1 = cc_.newXmm(), r1 = cc_.newXmm();
   if (!wide(t)) {
     cc_.vpermilps(t1, x, 0x4E);  // swap 64-bit halves
-    cc_.emit(id, r1, x, t1);
+    combine(r1, x, t1);
     ax::Xmm t2 = cc_.newXmm();
     x = cc_.newXmm();
     cc_.vpermilps(t2, r1, 0xB1);  // swap neighbours
-    cc_.emit(id, x, r1, t2);
+    combine(x, r1, t2);
   } else {
     cc_.vpermilpd(t1, x, 1);
-    cc_.emit(id, r1, x, t1);
+    combine(r1, x, t1);
     x = r1;
   }
   ax::Vec out = new_vec(t);
