@@ -4,10 +4,13 @@
 # to the static library `wok`:
 #  - templates/* and runtime/kernels/cuda/*.cu embedded as byte arrays
 #    (cmake/embed_files.cmake), so nothing is read from disk at run time;
-#  - when CMake finds nvcc, the precompiled kernels compiled to fatbins
-#    (nvcc --fatbin) and embedded the same way, loaded at run time with
-#    cuModuleLoadData. Without nvcc they are compiled by NVRTC the first
-#    time a GPU needs them.
+#  - when CMake finds nvcc, the precompiled kernels of runtime/kernels/cuda/
+#    (full, movement, matmul, reductions) compiled to fatbins (nvcc --fatbin)
+#    and embedded the same way, loaded at run time with cuModuleLoadData.
+#    Without nvcc they are compiled by NVRTC the first time a GPU needs
+#    them. The elementwise ops have no .cu file: their kernels are rendered
+#    from their formulas and compiled by NVRTC at first use
+#    (runtime/cuda/cuda_formula_kernel.cpp).
 option(WOK_BUILD_CUDA_KERNELS "Compile the precompiled CUDA kernels with nvcc when the toolkit is found" ON)
 set(WOK_CUDA_ARCHS "80;90" CACHE STRING
     "GPU architectures of the precompiled CUDA kernels (SASS for each, plus PTX of the first for newer GPUs)")

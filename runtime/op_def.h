@@ -8,7 +8,8 @@
 // that one program: the x86 JIT compiles it (fused with its neighbours), the
 // precompiled CPU kernel evaluates it (runtime/kernels/cpu/
 // formula_kernel.cpp, with the vector math of vec_math.h), and the CUDA JIT
-// renders it with the device functions of templates/wok_device.cuh. No
+// and the precompiled CUDA kernel (runtime/cuda/cuda_formula_kernel.cpp)
+// render it with the device functions of templates/wok_device.cuh. No
 // backend spells a composite op (gelu, sigmoid, silu) by hand, so a new one
 // is its formula, its frontend function and its tests. The primitives are
 // where backends differ, and each is one row per backend table (Note [One

@@ -1,7 +1,9 @@
 // wok's device math: one definition of every scalar primitive, shared by
-// the kernels the JIT renders (templates/elementwise.cu.in) and by the
-// precompiled CUDA kernels (runtime/kernels/cuda/*.cu), so the two paths
-// cannot drift (Note [One formula per op] in runtime/op_def.h).
+// the kernels the JIT renders (templates/elementwise.cu.in), the
+// precompiled formula kernels (templates/formula_kernel.cu.in) and the
+// other precompiled CUDA kernels (runtime/kernels/cuda/*.cu), so the paths
+// cannot drift (Note [One formula per op] in runtime/op_def.h). Only
+// primitives live here: composites (gelu, sigmoid, ...) are formulas.
 //
 // The semantics are the CPU's (docs/numerics.md): NumPy's nan-propagating
 // maximum/minimum, wrapping integer arithmetic, round half to even, C++
@@ -190,21 +192,6 @@ WOK_DEVICE T ipow(T a, T b) {
 }
 WOK_DEVICE i32 pow_(i32 a, i32 b) { return ipow(a, b); }
 WOK_DEVICE i64 pow_(i64 a, i64 b) { return ipow(a, b); }
-
-// ---- composites the precompiled kernels use, term for term as the op's formula -----------
-
-// exp(-|x|) never overflows (runtime/ops/elementwise_ops.cpp).
-template <typename T>
-WOK_DEVICE T sigmoid(T x) {
-  const T e = exp_(neg(abs(x)));
-  const T d = div(T(1), add(T(1), e));
-  return x >= T(0) ? d : mul(e, d);
-}
-template <typename T>
-WOK_DEVICE T gelu(T x) {
-  const T inner = mul(T(0.7978845608028654), add(x, mul(T(0.044715), mul(mul(x, x), x))));
-  return mul(mul(T(0.5), x), add(T(1), tanh_(inner)));
-}
 
 // ---- iteration -------------------------------------------------------------------------------
 

@@ -1,8 +1,9 @@
-// Loops of the precompiled CUDA elementwise kernels
-// (runtime/kernels/cuda/*.cu). The host (runtime/kernels/cuda/
-// cuda_kernels.cpp) collapses the iteration space like the CPU kernels do
-// and passes it in EwArgs; the math comes from wok_device.cuh, the same
-// functions the JIT's generated kernels call.
+// Loops of the precompiled CUDA kernels: the formula kernels of the
+// elementwise ops (formula_kernel.cu.in) and full and the strided copies of
+// runtime/kernels/cuda/misc.cu. The host (runtime/cuda/ew_args.h)
+// collapses the iteration space like the CPU kernels do and passes it in
+// EwArgs; the math comes from wok_device.cuh, the same functions the JIT's
+// generated kernels call.
 #ifndef WOK_ELEMENTWISE_CUH
 #define WOK_ELEMENTWISE_CUH
 
@@ -12,15 +13,7 @@ namespace wok {
 
 constexpr int kEwMaxInputs = 3;
 
-// Result types of the dtype rules (runtime/ops/elementwise_ops.cpp).
-template <typename T> struct FloatOf { using type = f64; };  // integers
-template <> struct FloatOf<b8> { using type = f32; };
-template <> struct FloatOf<f32> { using type = f32; };
-template <> struct FloatOf<f64> { using type = f64; };
-template <typename T> struct ArithOf { using type = T; };
-template <> struct ArithOf<b8> { using type = i32; };
-
-// Must match struct EwArgs in runtime/kernels/cuda/cuda_kernels.cpp.
+// Must match struct EwArgs in runtime/cuda/ew_args.h.
 struct EwArgs {
   void* out;
   const void* in[kEwMaxInputs];
@@ -30,7 +23,7 @@ struct EwArgs {
   i32 pad[2];
   i64 shape[kMaxRank];
   i64 stride[kEwMaxInputs + 1][kMaxRank];  // inputs, then the output (copies only)
-  u64 attr[2];                         // attribute values as param slots (clamp, full)
+  u64 attr[2];                         // attribute values as param slots (full)
 };
 
 // Offsets of row-major element i over a runtime rank.
@@ -88,9 +81,9 @@ struct MakeSeq<0, K...> {
   using type = Seq<K...>;
 };
 
-// The op's code appears once per kernel: precompiled kernels are many, and
-// each copy of a transcendental costs compile time and binary size. (The
-// JIT's kernels, few and hot, add a vectorized path.)
+// The op's code appears once per kernel: each copy of a transcendental
+// costs compile time (NVRTC's, at first use, for a formula kernel) and
+// binary size. (The JIT's kernels, few and hot, add a vectorized path.)
 template <typename Out, typename F, typename... Ins, int... K>
 WOK_DEVICE void ew_apply_impl(const EwArgs& a, F f, Seq<K...>) {
   constexpr int N = sizeof...(Ins) > 0 ? sizeof...(Ins) : 1;

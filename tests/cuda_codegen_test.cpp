@@ -152,7 +152,8 @@ std::vector<Case> every_op_case() {
 TEST(CudaCodegen, TemplatesAreEmbedded) {
   ASSERT_NE(wok::embedded::find("templates/elementwise.cu.in"), nullptr);
   ASSERT_NE(wok::embedded::find("templates/wok_device.cuh"), nullptr);
-  ASSERT_NE(wok::embedded::find("kernels/unary"), nullptr) << "the precompiled kernels' sources are embedded too";
+  ASSERT_NE(wok::embedded::find("kernels/misc"), nullptr) << "the precompiled kernels' sources are embedded too";
+  ASSERT_NE(wok::embedded::find("templates/formula_kernel.cu.in"), nullptr);
   EXPECT_FALSE(cu::templates_fingerprint().empty());
   EXPECT_GE(cu::device_headers().names.size(), 3u);
 }

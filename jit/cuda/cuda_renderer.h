@@ -1,9 +1,10 @@
 // Renders a FusedKernelSpec into CUDA C++ source: the fixed skeleton comes
 // from templates/elementwise.cu.in (embedded at build time), the renderer
-// writes only the parameter list and the per-element code. Each scalar op
-// maps to a device function of templates/wok_device.cuh through one table
-// (the CUDA columns of runtime/scalar_primitives.h), so backend differences
-// are data.
+// writes only the parameter list and the per-element code. The program's
+// statements come from runtime/cuda/formula_source.h, which the precompiled
+// CUDA formula kernels render with too: each scalar op maps to a device
+// function of templates/wok_device.cuh through one table (the CUDA columns
+// of runtime/scalar_primitives.h), so backend differences are data.
 #pragma once
 
 #include <string>
@@ -12,6 +13,7 @@
 #include <absl/status/statusor.h>
 
 #include "wok/jit/fused_kernel.h"
+#include "wok/runtime/cuda/formula_source.h"
 
 namespace wok::jit::cuda {
 
@@ -31,14 +33,12 @@ struct RenderedKernel {
   size_t param_bytes = 0;
 };
 
-// The CUDA spelling of a dtype: "float", "long long", "bool", ...
-std::string_view cuda_type(DType t);
+// The CUDA spelling of a dtype, and whether a program renders: the
+// runtime's, shared with the precompiled formula kernels.
+using wok::cuda::can_render;
+using wok::cuda::cuda_type;
 
 // Fails for ops or dtypes without a CUDA rendering, or too many operands.
 absl::StatusOr<RenderedKernel> render_cuda(const FusedKernelSpec& spec, const std::string& name);
-
-// Whether every instruction of `program` has a CUDA rendering at its dtypes
-// (reductions have none: the renderer makes elementwise kernels).
-bool can_render(const ScalarProgram& program);
 
 }  // namespace wok::jit::cuda

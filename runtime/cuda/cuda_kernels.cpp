@@ -8,8 +8,10 @@
 #include <unordered_map>
 
 #include "wok/runtime/cuda/cuda_compiler.h"
+#include "wok/runtime/cuda/cuda_formula_kernel.h"
 #include "wok/runtime/cuda/cuda_stream.h"
 #include "wok/runtime/cuda/embedded_files.h"
+#include "wok/runtime/cuda/ew_args.h"
 #include "wok/runtime/error.h"
 #include "wok/runtime/kernel.h"
 #include "wok/runtime/op_registry.h"
@@ -19,23 +21,8 @@ namespace cuda {
 
 namespace {
 
-constexpr int kMaxRank = 8;
-
 // ---- argument structs: the device side declares the same layouts -------------------------
-
-// templates/wok_elementwise.cuh
-struct EwArgs {
-  void* out;
-  const void* in[3];
-  int64_t n;
-  int32_t rank;
-  int32_t flat;
-  int32_t pad[2];
-  int64_t shape[kMaxRank];
-  int64_t stride[4][kMaxRank];
-  uint64_t attr[2];
-};
-static_assert(sizeof(EwArgs) == 392, "EwArgs must match templates/wok_elementwise.cuh");
+// (EwArgs, of templates/wok_elementwise.cuh, is in ew_args.h.)
 
 // templates/wok_reduce.cuh
 struct RedArgs {
@@ -112,17 +99,6 @@ void load_module(Module& m, int device, const std::string& name) {
   m.origin = "NVRTC (" + bin->target + ")";
 }
 
-std::string abbr(DType t) {
-  switch (t) {
-    case DType::kBool: return "b8";
-    case DType::kInt32: return "i32";
-    case DType::kInt64: return "i64";
-    case DType::kFloat32: return "f32";
-    case DType::kFloat64: return "f64";
-  }
-  return "?";
-}
-
 uint64_t bits_of(DType t, const Scalar& value) {
   uint64_t bits = 0;
   visit_dtype(t, [&](auto tag) {
@@ -139,61 +115,7 @@ CUstream stream_of(const KernelContext& ctx) { return current_stream(device_of(c
 
 void* ptr(const TensorRef& t) { return t.data; }
 
-// ---- elementwise ----------------------------------------------------------------------------
-
-void fill_layout(EwArgs& a, const Shape& out, std::span<const TensorRef> ins, const std::string& op) {
-  std::vector<const Shape*> shapes;
-  for (const TensorRef& t : ins) shapes.push_back(t.shape);
-  CollapsedLayout l = collapse_layout(out, shapes);
-  if (l.shape.size() > static_cast<size_t>(kMaxRank))
-    throw DeviceError("CUDA kernel for '" + op + "': more than " + std::to_string(kMaxRank) +
-                      " dims remain after merging (shape " + shape_str(out) + ")");
-  a.n = numel(out);
-  a.rank = static_cast<int32_t>(l.shape.size());
-  bool flat = a.rank == 1;
-  for (int d = 0; d < a.rank; ++d) a.shape[d] = l.shape[d];
-  for (size_t k = 0; k < ins.size(); ++k) {
-    a.in[k] = ins[k].data;
-    for (int d = 0; d < a.rank; ++d) a.stride[k][d] = l.strides[1 + k][d];
-    flat = flat && (a.stride[k][0] == 0 || a.stride[k][0] == 1);
-  }
-  a.flat = flat ? 1 : 0;
-}
-
-void launch_ew(const KernelContext& ctx, const std::string& module, const std::string& kernel, EwArgs& a) {
-  if (a.n == 0) return;
-  const int dev = device_of(ctx);
-  CUfunction fn = precompiled_function(dev, module, kernel);
-  launch(fn, grid_for(dev, a.n), 1, 1, kThreads, 1, stream_of(ctx), &a, kernel.c_str());
-}
-
-// out = op(inputs...), kernel wok_<op>_<dtype of input `dtype_input`>.
-KernelFn elementwise(const std::string& module, const std::string& op, int dtype_input = 0) {
-  return [module, op, dtype_input](const KernelContext& ctx) {
-    EwArgs a{};
-    a.out = ptr(ctx.outputs[0]);
-    fill_layout(a, *ctx.outputs[0].shape, ctx.inputs, op);
-    launch_ew(ctx, module, "wok_" + op + "_" + abbr(ctx.inputs[dtype_input].dtype), a);
-  };
-}
-
-void cast_kernel(const KernelContext& ctx) {
-  EwArgs a{};
-  a.out = ptr(ctx.outputs[0]);
-  fill_layout(a, *ctx.outputs[0].shape, ctx.inputs, "cast");
-  launch_ew(ctx, "misc", "wok_cast_" + abbr(ctx.inputs[0].dtype) + "_" + abbr(ctx.outputs[0].dtype), a);
-}
-
-void clamp_kernel(const KernelContext& ctx) {
-  const DType t = ctx.inputs[0].dtype;
-  EwArgs a{};
-  a.out = ptr(ctx.outputs[0]);
-  fill_layout(a, *ctx.outputs[0].shape, ctx.inputs, "clamp");
-  // The bounds convert like the formula's constants do (saturating).
-  a.attr[0] = bits_of(t, Scalar(ctx.attrs.get_float("min")));
-  a.attr[1] = bits_of(t, Scalar(ctx.attrs.get_float("max")));
-  launch_ew(ctx, "misc", "wok_clamp_" + abbr(t), a);
-}
+// ---- full ---------------------------------------------------------------------------------
 
 void full_kernel(const KernelContext& ctx) {
   const TensorRef& y = ctx.outputs[0];
@@ -204,7 +126,9 @@ void full_kernel(const KernelContext& ctx) {
   a.flat = 1;
   a.shape[0] = a.n;
   a.attr[0] = bits_of(y.dtype, ctx.attrs.get_scalar("value"));
-  launch_ew(ctx, "misc", "wok_full_" + abbr(y.dtype), a);
+  if (a.n == 0) return;
+  const std::string kernel = "wok_full_" + dtype_abbr(y.dtype);
+  launch_ew(ctx, precompiled_function(device_of(ctx), "misc", kernel), a, kernel);
 }
 
 // ---- movement: strided copies -------------------------------------------------------------
@@ -339,7 +263,7 @@ void matmul_kernel(const KernelContext& ctx) {
     return;
   }
   const int dev = device_of(ctx);
-  CUfunction fn = precompiled_function(dev, "misc", "wok_matmul_" + abbr(A.dtype));
+  CUfunction fn = precompiled_function(dev, "misc", "wok_matmul_" + dtype_abbr(A.dtype));
   constexpr unsigned kTile = 16;
   launch(fn, static_cast<unsigned>((p.n + kTile - 1) / kTile), static_cast<unsigned>((p.m + kTile - 1) / kTile),
          static_cast<unsigned>(std::min<int64_t>(p.batch, 65535)), kTile, kTile, stream_of(ctx), &p, "wok_matmul");
@@ -419,7 +343,7 @@ KernelFn reduction(const std::string& op) {
       a.partial = partial->data();
     }
     const int dev = device_of(ctx);
-    const std::string base = "wok_" + op + "_" + abbr(x.dtype);
+    const std::string base = "wok_" + op + "_" + dtype_abbr(x.dtype);
     const int64_t groups = a.n_out * splits;
     CUstream stream = stream_of(ctx);
     if (block) {
@@ -439,6 +363,42 @@ KernelFn reduction(const std::string& op) {
 }
 
 }  // namespace
+
+std::string dtype_abbr(DType t) {
+  switch (t) {
+    case DType::kBool: return "b8";
+    case DType::kInt32: return "i32";
+    case DType::kInt64: return "i64";
+    case DType::kFloat32: return "f32";
+    case DType::kFloat64: return "f64";
+  }
+  return "?";
+}
+
+void fill_layout(EwArgs& a, const Shape& out, std::span<const TensorRef> ins, const std::string& op) {
+  std::vector<const Shape*> shapes;
+  for (const TensorRef& t : ins) shapes.push_back(t.shape);
+  CollapsedLayout l = collapse_layout(out, shapes);
+  if (l.shape.size() > static_cast<size_t>(kMaxRank))
+    throw DeviceError("CUDA kernel for '" + op + "': more than " + std::to_string(kMaxRank) +
+                      " dims remain after merging (shape " + shape_str(out) + ")");
+  a.n = numel(out);
+  a.rank = static_cast<int32_t>(l.shape.size());
+  bool flat = a.rank == 1;
+  for (int d = 0; d < a.rank; ++d) a.shape[d] = l.shape[d];
+  for (size_t k = 0; k < ins.size(); ++k) {
+    a.in[k] = ins[k].data;
+    for (int d = 0; d < a.rank; ++d) a.stride[k][d] = l.strides[1 + k][d];
+    flat = flat && (a.stride[k][0] == 0 || a.stride[k][0] == 1);
+  }
+  a.flat = flat ? 1 : 0;
+}
+
+void launch_ew(const KernelContext& ctx, CUfunction fn, EwArgs& a, const std::string& what) {
+  if (a.n == 0) return;
+  const int dev = device_of(ctx);
+  launch(fn, grid_for(dev, a.n), 1, 1, kThreads, 1, stream_of(ctx), &a, what.c_str());
+}
 
 CUfunction precompiled_function(int device, const std::string& module, const std::string& kernel) {
   Module& m = modules().get(device, module);
@@ -479,15 +439,9 @@ void launch(CUfunction fn, unsigned grid_x, unsigned grid_y, unsigned grid_z, un
 
 void register_builtin_cuda_kernels(OpRegistry& r) {
   constexpr DeviceType kCuda = DeviceType::kCUDA;
-  for (const char* op : {"neg", "abs", "exp", "log", "sqrt", "rsqrt", "sin", "cos", "tanh", "erf", "sigmoid", "relu",
-                         "gelu", "silu", "floor", "ceil", "round", "reciprocal", "square", "logical_not"})
-    r.add_kernel(op, kCuda, cuda::elementwise("unary", op));
-  for (const char* op : {"add", "sub", "mul", "div", "pow", "maximum", "minimum", "eq", "ne", "lt", "le", "gt", "ge",
-                         "logical_and", "logical_or"})
-    r.add_kernel(op, kCuda, cuda::elementwise("binary", op));
-  r.add_kernel("where", kCuda, cuda::elementwise("misc", "where", /*dtype_input=*/1));
-  r.add_kernel("clamp", kCuda, cuda::clamp_kernel);
-  r.add_kernel("cast", kCuda, cuda::cast_kernel);
+  // Every op with a formula (the elementwise ones, cast, where and clamp
+  // included): Note [CUDA formula kernels] in cuda_formula_kernel.cpp.
+  r.set_formula_kernel(kCuda, cuda::formula_kernel);
   r.add_kernel("full", kCuda, cuda::full_kernel);
   r.add_kernel("permute", kCuda, cuda::permute_kernel);
   r.add_kernel("broadcast_to", kCuda, cuda::broadcast_to_kernel);

@@ -1,4 +1,7 @@
-// The precompiled CUDA kernels: host side. The device code is in
+// The precompiled CUDA kernels: host side. The elementwise ops (every op
+// with a formula) run on formula kernels rendered from their formulas and
+// compiled by NVRTC at first use (cuda_formula_kernel.h). The rest (full,
+// the movement ops, matmul, reductions) have device code in
 // runtime/kernels/cuda/*.cu (one module per file), built by nvcc into
 // fatbins embedded in the library when CMake found the toolkit, and
 // otherwise compiled by NVRTC from the embedded sources the first time a
@@ -9,6 +12,7 @@
 #include <string>
 
 #include "wok/runtime/cuda/cuda_driver.h"
+#include "wok/runtime/dtype.h"
 
 namespace wok {
 
@@ -22,10 +26,12 @@ void register_builtin_cuda_kernels(OpRegistry& registry);
 
 namespace cuda {
 
-// The function `kernel` of precompiled module `module` ("unary", "binary",
-// "misc", "reduce") on `device`, loading the module on first use. Throws
+// The function `kernel` of precompiled module `module` ("misc", "reduce") on `device`, loading the module on first use. Throws
 // wok::DeviceError when it cannot be loaded or has no such kernel.
 CUfunction precompiled_function(int device, const std::string& module, const std::string& kernel);
+
+// The dtype's part of a kernel name: b8, i32, i64, f32, f64.
+std::string dtype_abbr(DType t);
 
 // Where a module's code came from on `device`: "fatbin (sm_90)",
 // "NVRTC (sm_90)", or "" if not loaded yet. For diagnostics and tests.

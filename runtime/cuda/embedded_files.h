@@ -11,7 +11,7 @@
 namespace wok::embedded {
 
 struct EmbeddedFile {
-  const char* name;           // "templates/wok_device.cuh", "fatbin/unary", ...
+  const char* name;           // "templates/wok_device.cuh", "fatbin/misc", ...
   const unsigned char* data;  // followed by a 0 byte, so text can be used as a C string
   size_t size;                // without that 0
 

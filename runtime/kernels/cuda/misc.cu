@@ -1,5 +1,9 @@
-// Precompiled CUDA kernels of where, clamp, cast, full, the movement ops
-// (one strided copy per element size) and matmul. See unary.cu.
+// Precompiled CUDA kernels of full, the movement ops (one strided copy per
+// element size) and matmul. Built by nvcc into a fatbin when CMake finds the
+// toolkit, else compiled by NVRTC at first use; launched by
+// runtime/cuda/cuda_kernels.cpp. The elementwise ops have no kernels here:
+// theirs are rendered from their formulas (runtime/cuda/
+// cuda_formula_kernel.cpp).
 #include "wok_elementwise.cuh"
 
 using namespace wok;
@@ -7,21 +11,7 @@ using namespace wok;
 #define WOK_EACH(M) M(b8) M(i32) M(i64) M(f32) M(f64)
 #define WOK_EACH_NUMBER(M) M(i32) M(i64) M(f32) M(f64)
 
-// ---- where, clamp, full ---------------------------------------------------------------
-
-#define WOK_WHERE(T)                                                                 \
-  extern "C" __global__ void __launch_bounds__(256) wok_where_##T(const EwArgs a) {  \
-    ew_apply<T, b8, T, T>(a, [](b8 c, T x, T y) { return c ? x : y; });              \
-  }
-WOK_EACH(WOK_WHERE)
-
-// Bounds arrive already converted to T (saturating), as the CPU kernel does.
-#define WOK_CLAMP(T)                                                                 \
-  extern "C" __global__ void __launch_bounds__(256) wok_clamp_##T(const EwArgs a) {  \
-    const T lo = from_bits<T>(a.attr[0]), hi = from_bits<T>(a.attr[1]);              \
-    ew_apply<T, T>(a, [lo, hi](T x) { return minimum(maximum(x, lo), hi); });        \
-  }
-WOK_EACH_NUMBER(WOK_CLAMP)
+// ---- full ------------------------------------------------------------------------------
 
 #define WOK_FULL(T)                                                                  \
   extern "C" __global__ void __launch_bounds__(256) wok_full_##T(const EwArgs a) {   \
@@ -29,16 +19,6 @@ WOK_EACH_NUMBER(WOK_CLAMP)
     ew_apply<T>(a, [v]() { return v; });                                             \
   }
 WOK_EACH(WOK_FULL)
-
-// ---- cast: every (from, to) pair --------------------------------------------------------
-
-#define WOK_CAST(From, To)                                                                   \
-  extern "C" __global__ void __launch_bounds__(256) wok_cast_##From##_##To(const EwArgs a) { \
-    ew_apply<To, From>(a, [](From x) { return cast<To>(x); });                               \
-  }
-#define WOK_CAST_FROM(From) \
-  WOK_CAST(From, b8) WOK_CAST(From, i32) WOK_CAST(From, i64) WOK_CAST(From, f32) WOK_CAST(From, f64)
-WOK_EACH(WOK_CAST_FROM)
 
 // ---- strided copy: permute, broadcast_to, slice, concat -----------------------------------
 // out[offset1(i)] = in[offset0(i)] over the input view's shape; stride[0]
@@ -73,7 +53,7 @@ extern "C" __global__ void __launch_bounds__(256) wok_copy_8(const EwArgs a) { s
 // b of the broadcast batch shape. Integers wrap; floats accumulate in their
 // own type, k in order.
 
-// Must match struct MmArgs in runtime/kernels/cuda/cuda_kernels.cpp.
+// Must match struct MmArgs in runtime/cuda/cuda_kernels.cpp.
 struct MmArgs {
   const void* a;
   const void* b;
