@@ -181,19 +181,35 @@ ax::Vec VecEmitter::mul(DType t, const ax::Vec& a, const Operand& b) {
     ax::Vec bv = new_vec(t);
     if (b.isMem()) cc_.vmovups(bv, b.as<ax::Mem>());
     else bv = b.as<ax::Vec>();
-    ax::Vec ah = new_vec(t), bh = new_vec(t), t1 = new_vec(t), t2 = new_vec(t);
-    cc_.vpmuludq(t1, a, bv);
-    cc_.vpsrlq(ah, a, 32);
-    cc_.vpsrlq(bh, bv, 32);
-    cc_.vpmuludq(ah, ah, bv);
-    cc_.vpmuludq(bh, bh, a);
-    cc_.vpaddq(t2, ah, bh);
-    cc_.vpsllq(t2, t2, 32);
-    cc_.vpaddq(r, t1, t2);
+    int64_mul_avx2(r, a, bv);
     return r;
   }
   cc_.emit(pick(t, I::kIdVmulps, I::kIdVmulpd, I::kIdVpmulld, I::kIdVpmullq), r, a, b);
   return r;
+}
+
+void VecEmitter::int64_mul_avx2(const ax::Vec& r, const ax::Vec& a, const ax::Vec& b) {
+  ax::Vec ah = vec_of_bytes(r.size()), bh = vec_of_bytes(r.size()), t1 = vec_of_bytes(r.size());
+  cc_.vpmuludq(t1, a, b);
+  cc_.vpsrlq(ah, a, 32);
+  cc_.vpsrlq(bh, b, 32);
+  cc_.vpmuludq(ah, ah, b);
+  cc_.vpmuludq(bh, bh, a);
+  cc_.vpaddq(ah, ah, bh);
+  cc_.vpsllq(ah, ah, 32);
+  cc_.vpaddq(r, t1, ah);
+}
+
+void VecEmitter::int64_max_avx2(const ax::Vec& r, const ax::Vec& a, const ax::Vec& b) {
+  ax::Vec m = vec_of_bytes(r.size());
+  cc_.vpcmpgtq(m, a, b);  // a > b: take a
+  cc_.vblendvpd(r, b, a, m);
+}
+
+void VecEmitter::int64_min_avx2(const ax::Vec& r, const ax::Vec& a, const ax::Vec& b) {
+  ax::Vec m = vec_of_bytes(r.size());
+  cc_.vpcmpgtq(m, b, a);  // b > a: take a
+  cc_.vblendvpd(r, b, a, m);
 }
 
 ax::Vec VecEmitter::div(DType t, const ax::Vec& a, const Operand& b) {
@@ -254,9 +270,7 @@ ax::Vec VecEmitter::max_raw(DType t, const ax::Vec& a, const Operand& b) {
     ax::Vec bv = new_vec(t);
     if (b.isMem()) cc_.vmovups(bv, b.as<ax::Mem>());
     else bv = b.as<ax::Vec>();
-    ax::Vec m = new_vec(t);
-    cc_.vpcmpgtq(m, a, bv);
-    cc_.vblendvpd(r, bv, a, m);
+    int64_max_avx2(r, a, bv);
     return r;
   }
   cc_.emit(pick(t, I::kIdVmaxps, I::kIdVmaxpd, I::kIdVpmaxsd, I::kIdVpmaxsq), r, a, b);
@@ -269,9 +283,7 @@ ax::Vec VecEmitter::min_raw(DType t, const ax::Vec& a, const Operand& b) {
     ax::Vec bv = new_vec(t);
     if (b.isMem()) cc_.vmovups(bv, b.as<ax::Mem>());
     else bv = b.as<ax::Vec>();
-    ax::Vec m = new_vec(t);
-    cc_.vpcmpgtq(m, bv, a);
-    cc_.vblendvpd(r, bv, a, m);
+    int64_min_avx2(r, a, bv);
     return r;
   }
   cc_.emit(pick(t, I::kIdVminps, I::kIdVminpd, I::kIdVpminsd, I::kIdVpminsq), r, a, b);

@@ -138,6 +138,11 @@ class VecEmitter {
   ax::Vec narrow64to32(const ax::Vec& v);  // AVX2: low dwords of 64-bit lanes
   ax::Vec all_ones(DType t);
   ax::Vec scalar_convert(DType from, DType to, const ax::Vec& v);  // AVX2 int64 <-> float
+  // AVX2 has no vpmullq, vpmaxsq or vpminsq: r = a*b (mod 2^64), max or
+  // min of int64 lanes at r's width.
+  void int64_mul_avx2(const ax::Vec& r, const ax::Vec& a, const ax::Vec& b);
+  void int64_max_avx2(const ax::Vec& r, const ax::Vec& a, const ax::Vec& b);
+  void int64_min_avx2(const ax::Vec& r, const ax::Vec& a, const ax::Vec& b);
 
   ax::Compiler& cc_;
   bool avx512_;

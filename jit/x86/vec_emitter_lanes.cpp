@@ -31,25 +31,10 @@ ax::Vec VecEmitter::reduce_lanes(ScalarOp op, DType t, const ax::Vec& v) {
   const ReduceKind kind = reduce_kind(op);
   const bool emulate = t == DType::kInt64 && !avx512_ && kind != ReduceKind::kSum;
   auto combine = [&](const ax::Vec& r, const ax::Vec& a, const ax::Vec& b) {
-    if (!emulate) {
-      cc_.emit(id, r, a, b);
-    } else if (kind == ReduceKind::kMax || kind == ReduceKind::kMin) {
-      ax::Vec m = vec_of_bytes(r.size());
-      if (kind == ReduceKind::kMax) cc_.vpcmpgtq(m, a, b);  // a > b: take a
-      else cc_.vpcmpgtq(m, b, a);                           // b > a: take a
-      cc_.vblendvpd(r, b, a, m);
-    } else {
-      // The low 64 bits of a*b: lo(a)lo(b) + (hi(a)lo(b) + lo(a)hi(b)) << 32.
-      ax::Vec t1 = vec_of_bytes(r.size()), ah = vec_of_bytes(r.size()), bh = vec_of_bytes(r.size());
-      cc_.vpmuludq(t1, a, b);
-      cc_.vpsrlq(ah, a, 32);
-      cc_.vpsrlq(bh, b, 32);
-      cc_.vpmuludq(ah, ah, b);
-      cc_.vpmuludq(bh, bh, a);
-      cc_.vpaddq(ah, ah, bh);
-      cc_.vpsllq(ah, ah, 32);
-      cc_.vpaddq(r, t1, ah);
-    }
+    if (!emulate) cc_.emit(id, r, a, b);
+    else if (kind == ReduceKind::kMax) int64_max_avx2(r, a, b);
+    else if (kind == ReduceKind::kMin) int64_min_avx2(r, a, b);
+    else int64_mul_avx2(r, a, b);
   };
   // Halve the width down to one xmm, then combine within it.
   ax::Vec cur = v;
