@@ -182,37 +182,37 @@ Expr operator*(double a, Expr b) { return weak(b, a) * b; }
 Expr operator/(Expr a, double b) { return a / weak(a, b); }
 Expr operator/(double a, Expr b) { return weak(b, a) / b; }
 
-namespace fx {
-Expr abs(Expr a) { return un(ScalarOp::kAbs, a); }
-Expr sqrt(Expr a) { return un(ScalarOp::kSqrt, a); }
-Expr exp(Expr a) { return un(ScalarOp::kExp, a); }
-Expr log(Expr a) { return un(ScalarOp::kLog, a); }
-Expr sin(Expr a) { return un(ScalarOp::kSin, a); }
-Expr cos(Expr a) { return un(ScalarOp::kCos, a); }
-Expr tanh(Expr a) { return un(ScalarOp::kTanh, a); }
-Expr erf(Expr a) { return un(ScalarOp::kErf, a); }
-Expr floor(Expr a) { return un(ScalarOp::kFloor, a); }
-Expr ceil(Expr a) { return un(ScalarOp::kCeil, a); }
-Expr round(Expr a) { return un(ScalarOp::kRound, a); }
-Expr logical_not(Expr a) { return un(ScalarOp::kNot, a); }
-Expr maximum(Expr a, Expr b) { return bin(ScalarOp::kMax, a, b); }
-Expr minimum(Expr a, Expr b) { return bin(ScalarOp::kMin, a, b); }
-Expr maximum(Expr a, double b) { return maximum(a, weak(a, b)); }
-Expr minimum(Expr a, double b) { return minimum(a, weak(a, b)); }
-Expr pow(Expr a, Expr b) { return bin(ScalarOp::kPow, a, b); }
-Expr eq(Expr a, Expr b) { return bin(ScalarOp::kEq, a, b); }
-Expr ne(Expr a, Expr b) { return bin(ScalarOp::kNe, a, b); }
-Expr lt(Expr a, Expr b) { return bin(ScalarOp::kLt, a, b); }
-Expr le(Expr a, Expr b) { return bin(ScalarOp::kLe, a, b); }
-Expr gt(Expr a, Expr b) { return bin(ScalarOp::kGt, a, b); }
-Expr ge(Expr a, Expr b) { return bin(ScalarOp::kGe, a, b); }
-Expr gt(Expr a, double b) { return gt(a, weak(a, b)); }
-Expr logical_and(Expr a, Expr b) { return bin(ScalarOp::kAnd, a, b); }
-Expr logical_or(Expr a, Expr b) { return bin(ScalarOp::kOr, a, b); }
-Expr where(Expr c, Expr a, Expr b) { return c.builder()->select(c, a, b); }
-Expr cast(Expr a, DType to) { return a.builder()->cast(a, to); }
-Expr apply(ScalarOp op, Expr a) { return un(op, a); }
-Expr apply(ScalarOp op, Expr a, Expr b) { return bin(op, a, b); }
-}  // namespace fx
+Expr fx::abs(Expr a) { return un(ScalarOp::kAbs, a); }
+Expr fx::sqrt(Expr a) { return un(ScalarOp::kSqrt, a); }
+Expr fx::exp(Expr a) { return un(ScalarOp::kExp, a); }
+Expr fx::log(Expr a) { return un(ScalarOp::kLog, a); }
+Expr fx::sin(Expr a) { return un(ScalarOp::kSin, a); }
+Expr fx::cos(Expr a) { return un(ScalarOp::kCos, a); }
+Expr fx::tanh(Expr a) { return un(ScalarOp::kTanh, a); }
+Expr fx::erf(Expr a) { return un(ScalarOp::kErf, a); }
+Expr fx::floor(Expr a) { return un(ScalarOp::kFloor, a); }
+Expr fx::ceil(Expr a) { return un(ScalarOp::kCeil, a); }
+Expr fx::round(Expr a) { return un(ScalarOp::kRound, a); }
+Expr fx::logical_not(Expr a) { return un(ScalarOp::kNot, a); }
+Expr fx::maximum(Expr a, Expr b) { return bin(ScalarOp::kMax, a, b); }
+Expr fx::minimum(Expr a, Expr b) { return bin(ScalarOp::kMin, a, b); }
+Expr fx::maximum(Expr a, double b) { return maximum(a, weak(a, b)); }
+Expr fx::minimum(Expr a, double b) { return minimum(a, weak(a, b)); }
+Expr fx::pow(Expr a, Expr b) { return bin(ScalarOp::kPow, a, b); }
+Expr fx::eq(Expr a, Expr b) { return bin(ScalarOp::kEq, a, b); }
+Expr fx::ne(Expr a, Expr b) { return bin(ScalarOp::kNe, a, b); }
+Expr fx::lt(Expr a, Expr b) { return bin(ScalarOp::kLt, a, b); }
+Expr fx::le(Expr a, Expr b) { return bin(ScalarOp::kLe, a, b); }
+Expr fx::gt(Expr a, Expr b) { return bin(ScalarOp::kGt, a, b); }
+Expr fx::ge(Expr a, Expr b) { return bin(ScalarOp::kGe, a, b); }
+Expr fx::gt(Expr a, double b) { return gt(a, weak(a, b)); }
+Expr fx::logical_and(Expr a, Expr b) { return bin(ScalarOp::kAnd, a, b); }
+Expr fx::logical_or(Expr a, Expr b) { return bin(ScalarOp::kOr, a, b); }
+Expr fx::where(Expr c, Expr a, Expr b) { return c.builder()->select(c, a, b); }
+Expr fx::cast(Expr a, DType to) { return a.builder()->cast(a, to); }
+Expr fx::apply(ScalarOp op, Expr a) { return un(op, a); }
+Expr fx::apply(ScalarOp op, Expr a, Expr b) { return bin(op, a, b); }
+Expr fx::ge(Expr a, double b) { return ge(a, weak(a, b)); }
+Expr fx::eq(Expr a, double b) { return eq(a, weak(a, b)); }
 
 }  // namespace wok

@@ -105,38 +105,44 @@ Expr operator*(double a, Expr b);
 Expr operator/(Expr a, double b);
 Expr operator/(double a, Expr b);
 
-namespace fx {  // formula functions, named after the tensor functions
-Expr abs(Expr a);
-Expr sqrt(Expr a);
-Expr exp(Expr a);
-Expr log(Expr a);
-Expr sin(Expr a);
-Expr cos(Expr a);
-Expr tanh(Expr a);
-Expr erf(Expr a);
-Expr floor(Expr a);
-Expr ceil(Expr a);
-Expr round(Expr a);
-Expr logical_not(Expr a);
-Expr maximum(Expr a, Expr b);
-Expr minimum(Expr a, Expr b);
-Expr maximum(Expr a, double b);
-Expr minimum(Expr a, double b);
-Expr pow(Expr a, Expr b);
-Expr eq(Expr a, Expr b);
-Expr ne(Expr a, Expr b);
-Expr lt(Expr a, Expr b);
-Expr le(Expr a, Expr b);
-Expr gt(Expr a, Expr b);
-Expr ge(Expr a, Expr b);
-Expr gt(Expr a, double b);
-Expr logical_and(Expr a, Expr b);
-Expr logical_or(Expr a, Expr b);
-Expr where(Expr c, Expr a, Expr b);
-Expr cast(Expr a, DType to);
-// Any unary or binary primitive, for those without a function of their own.
-Expr apply(ScalarOp op, Expr a);
-Expr apply(ScalarOp op, Expr a, Expr b);
-}  // namespace fx
+// Formula functions, named after the tensor functions. A struct, not a
+// namespace, so that a formula written once can be instantiated over other
+// value types: a template taking `class fx` (runtime/ops/formula_helpers.h)
+// calls fx::exp on whatever it is given (Note [One formula per op]).
+struct fx {
+  static Expr abs(Expr a);
+  static Expr sqrt(Expr a);
+  static Expr exp(Expr a);
+  static Expr log(Expr a);
+  static Expr sin(Expr a);
+  static Expr cos(Expr a);
+  static Expr tanh(Expr a);
+  static Expr erf(Expr a);
+  static Expr floor(Expr a);
+  static Expr ceil(Expr a);
+  static Expr round(Expr a);
+  static Expr logical_not(Expr a);
+  static Expr maximum(Expr a, Expr b);
+  static Expr minimum(Expr a, Expr b);
+  static Expr maximum(Expr a, double b);
+  static Expr minimum(Expr a, double b);
+  static Expr pow(Expr a, Expr b);
+  static Expr eq(Expr a, Expr b);
+  static Expr ne(Expr a, Expr b);
+  static Expr lt(Expr a, Expr b);
+  static Expr le(Expr a, Expr b);
+  static Expr gt(Expr a, Expr b);
+  static Expr ge(Expr a, Expr b);
+  static Expr gt(Expr a, double b);
+  static Expr logical_and(Expr a, Expr b);
+  static Expr logical_or(Expr a, Expr b);
+  static Expr where(Expr c, Expr a, Expr b);
+  static Expr cast(Expr a, DType to);
+  // Any unary or binary primitive, for those without a function of their own.
+  static Expr apply(ScalarOp op, Expr a);
+  static Expr apply(ScalarOp op, Expr a, Expr b);
+  static Expr ge(Expr a, double b);
+  static Expr eq(Expr a, double b);
+};
 
 }  // namespace wok

@@ -8,6 +8,7 @@
 #include <cmath>
 
 #include "test_util.h"
+#include "wok/runtime/ops/formula_helpers.h"
 
 namespace {
 
@@ -107,8 +108,59 @@ TEST(FormulaOpRegistry, AUserKernelReplacesTheDerivedOneButNotForBuiltIns) {
     wok::register_kernel("gelu", wok::DeviceType::kCPU, [](const wok::KernelContext&) {});
     ADD_FAILURE() << "a second kernel for a built-in op was accepted";
   } catch (const wok::RegistryError& e) {
+    EXPECT_NE(std::string(e.what()).find("gelu"), std::string::npos) << e.what();
+  }
+  // Nor one whose CPU kernel is the derived one (where, clamp).
+  try {
+    wok::register_kernel("where", wok::DeviceType::kCPU, [](const wok::KernelContext&) {});
+    ADD_FAILURE() << "a second kernel for a built-in op was accepted";
+  } catch (const wok::RegistryError& e) {
     EXPECT_NE(std::string(e.what()).find("evaluates its formula"), std::string::npos) << e.what();
   }
+}
+
+}  // namespace
+
+namespace {
+
+// Every built-in unary op has two precompiled CPU kernels made from one
+// formula: its own, compiled from runtime/ops/unary_op_list.h as C++, and
+// the formula kernel that evaluates the built program (what a user op with
+// the same formula gets). They compute the same IEEE operations in the same
+// order, so they agree bitwise.
+TEST(FormulaOpRegistry, CompiledAndEvaluatedFormulasAgreeBitwise) {
+  struct Copy {
+    std::string op, copy;
+  };
+  static const std::vector<Copy> copies = [] {
+    std::vector<Copy> out;
+    using namespace wok;
+    using namespace wok::formula;
+#define WOK_UNARY_OP(name, rule, takes_bool, expr, doc)                                                   \
+  register_op(elementwise_op_def(                                                                         \
+      "FormulaTestCopy_" #name, {"x"}, ResultRule::rule,                                                  \
+      [](FormulaBuilder& b) {                                                                             \
+        Expr x = b.cast(b.input(0), b.output_dtype(0));                                                   \
+        b.output(0, expr);                                                                                \
+      },                                                                                                  \
+      doc, takes_bool));                                                                                  \
+  out.push_back({#name, "FormulaTestCopy_" #name});
+#include "wok/runtime/ops/unary_op_list.h"
+#undef WOK_UNARY_OP
+    return out;
+  }();
+  wok::set_backend(wok::Backend::kPrecompiled);
+  for (wok::DType t : {wok::DType::kFloat32, wok::DType::kFloat64, wok::DType::kInt32}) {
+    wok::Tensor x = (wok::randn({1000}, 5, wok::DType::kFloat64) * 6.0).astype(t);
+    for (const Copy& c : copies) {
+      wok::Tensor a = wok::call1(c.op, {x}), b = wok::call1(c.copy, {x});
+      ASSERT_EQ(a.dtype(), b.dtype()) << c.op;
+      wok::Tensor same = wok::logical_or(wok::eq(a, b), wok::logical_and(wok::ne(a, a), wok::ne(b, b)));
+      EXPECT_EQ(wok::sum(same.astype(wok::DType::kInt32)).item<int32_t>(), 1000)
+          << c.op << " on " << wok::dtype_name(t) << ": the compiled and the evaluated formula differ";
+    }
+  }
+  wok::set_backend(wok::Backend::kJit);
 }
 
 }  // namespace

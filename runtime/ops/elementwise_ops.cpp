@@ -3,6 +3,7 @@
 #include <limits>
 
 #include "wok/runtime/op_registry.h"
+#include "wok/runtime/ops/formula_helpers.h"
 #include "wok/runtime/ops/op_rules.h"
 
 namespace wok::ops {
@@ -27,24 +28,8 @@ OpDef binary(std::string name, ResultType rule, bool allow_bool, Expr (*f)(Expr,
                             allow_bool);
 }
 
-// Helpers of the formulas in runtime/ops/unary_op_list.h.
-
-// exp(-|x|) never overflows, so results stay accurate down to subnormals
-// for large negative x (1 / (1 + exp(-x)) would give 0 there).
-Expr stable_sigmoid(Expr x) {
-  Expr e = fx::exp(-fx::abs(x));
-  Expr d = 1.0 / (1.0 + e);
-  return fx::where(fx::ge(x, x.builder()->weak_constant(0, x.dtype())), d, e * d);
-}
-
-// log(1 + e) for e >= 0 without losing e's low bits in 1 + e: with u the
-// rounded 1 + e, log(u) * e / (u - 1) cancels the rounding error (Goldberg,
-// "What every computer scientist should know about floating-point
-// arithmetic", theorem 4); u == 1 means e is below half an ulp of 1.
-Expr log1p_of(Expr e) {
-  Expr u = 1.0 + e;
-  return fx::where(fx::eq(u, u.builder()->weak_constant(1, u.dtype())), e, fx::log(u) * (e / (u - 1.0)));
-}
+using formula::log1p_of;
+using formula::stable_sigmoid;
 
 // The binary formulas.
 Expr f_add(Expr a, Expr b) { return a + b; }

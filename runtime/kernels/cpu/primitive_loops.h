@@ -7,6 +7,7 @@
 
 #include "wok/runtime/kernels/cpu/isa.h"
 
+#include <bit>
 #include <cmath>
 #include <cstdint>
 #include <limits>
@@ -144,10 +145,17 @@ void primitive_loop(ScalarOp op, void* out_v, const void* const* args_v, int64_t
       if constexpr (kBool) return map2(out, a, b, n, [](bool x, bool y) { return static_cast<bool>(x | y); });
       break;
     case ScalarOp::kSelect: {
-      const bool* c = static_cast<const bool*>(args_v[0]);
-      const T* x = static_cast<const T*>(args_v[1]);
-      const T* y = static_cast<const T*>(args_v[2]);
-      for (int64_t i = 0; i < n; ++i) out[i] = c[i] ? x[i] : y[i];
+      // A bit blend, not `c ? x : y`: GCC leaves that a branch, which on
+      // data-dependent conditions mispredicts half the time (sigmoid ran
+      // at a tenth of memory bandwidth).
+      using U = std::conditional_t<sizeof(T) == 1, uint8_t, std::conditional_t<sizeof(T) == 4, uint32_t, uint64_t>>;
+      const bool* __restrict c = static_cast<const bool*>(args_v[0]);
+      const T* __restrict x = static_cast<const T*>(args_v[1]);
+      const T* __restrict y = static_cast<const T*>(args_v[2]);
+      for (int64_t i = 0; i < n; ++i) {
+        const U m = static_cast<U>(U(0) - static_cast<U>(c[i]));
+        out[i] = std::bit_cast<T>(static_cast<U>((std::bit_cast<U>(x[i]) & m) | (std::bit_cast<U>(y[i]) & ~m)));
+      }
       return;
     }
     case ScalarOp::kInput:
