@@ -16,6 +16,8 @@
 
 #include <cstring>
 #include <memory>
+#include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "wok/runtime/kernels/cpu/primitive_loops.h"
@@ -143,8 +145,25 @@ void evaluate(const KernelContext& ctx, const ScalarProgram& p) {
   });
 }
 
+// The program of an op without attributes, by op and dtypes, per thread:
+// building one costs about 0.2 us, as much as a 16-element kernel (an op
+// with attributes may bake them in as constants, so it is built each time).
+const ScalarProgram& program_for(const KernelContext& ctx, ScalarProgram& built) {
+  if (ctx.attrs.size() != 0) return built = build_program(ctx);
+  const RegisteredOp* op = &ctx.op;  // ops are never freed: the address is their identity
+  std::string key(reinterpret_cast<const char*>(&op), sizeof op);
+  key.push_back(static_cast<char>(ctx.inputs.size()));
+  for (const TensorRef& t : ctx.inputs) key.push_back(static_cast<char>(t.dtype));
+  for (const TensorRef& t : ctx.outputs) key.push_back(static_cast<char>(t.dtype));
+  thread_local std::unordered_map<std::string, ScalarProgram> programs;
+  auto it = programs.find(key);
+  if (it == programs.end()) it = programs.emplace(std::move(key), build_program(ctx)).first;
+  return it->second;
+}
+
 void formula_kernel(const KernelContext& ctx) {
-  const ScalarProgram p = build_program(ctx);
+  ScalarProgram built;
+  const ScalarProgram& p = program_for(ctx, built);
   switch (ctx.inputs.size()) {
     case 1: return evaluate<2>(ctx, p);
     case 2: return evaluate<3>(ctx, p);
