@@ -1,17 +1,21 @@
-// The precompiled CPU kernel of every elementwise op: it evaluates the op's
+// The precompiled CPU kernel of every elementwise op without one of its own
+// (the built-in unary ops compile theirs: unary_formula_kernels.cpp): it
+// evaluates the op's
 // scalar formula, the same program the JIT compiles, so an op's math is
 // written once (Note [One formula per op] in runtime/op_def.h).
 //
 // Note [Evaluating a formula over blocks]
 // The output range is split over the thread pool; each run of it that lies
-// within one innermost row is cut into blocks of kBlock elements, and the
+// within one innermost row is cut into blocks of 256 elements (2048 for
+// programs of up to 4 instructions), and the
 // program runs one instruction at a time over a block: each primitive is a
 // loop the compiler vectorizes (primitive_loops.h), its operands and result
 // stay in L1. Contiguous inputs are read in place and the last instruction
 // writes straight into the output, so a single-primitive op (exp, add) costs
-// what a hand-written loop does. A composite (gelu) makes one pass per
-// instruction over a block where a fused kernel makes one: the JIT is the
-// fast path, this is the reference and the fallback.
+// about what a hand-written loop does. A composite makes one pass per
+// instruction over a block where a fused kernel makes one (gelu ran at a
+// third of memory bandwidth this way, hence the compiled unary kernels):
+// for user ops the JIT is the fast path, this the reference and fallback.
 #include "wok/runtime/kernels/cpu/isa.h"
 
 #include <cstring>
@@ -30,7 +34,12 @@ namespace wok::cpu::WOK_ISA_NS {
 
 namespace {
 
+// Elements per block: scratch of a long program stays in L1; a short one
+// (add: inputs read in place, result written in place) takes longer blocks,
+// so the per-block dispatch weighs less.
 constexpr int64_t kBlock = 256;
+constexpr int64_t kShortProgramBlock = 2048;
+constexpr size_t kShortProgram = 4;
 constexpr int kMaxInputs = 4;
 
 ScalarProgram build_program(const KernelContext& ctx) {
@@ -99,18 +108,19 @@ void evaluate(const KernelContext& ctx, const ScalarProgram& p) {
   const int32_t last = static_cast<int32_t>(count) - 1;
 
   parallel_for(n, kElementwiseGrain, [&](int64_t begin, int64_t end) {
-    // One kBlock-element slot per instruction (8 bytes covers every dtype).
-    std::unique_ptr<uint64_t[]> scratch(new uint64_t[count * kBlock]);
-    auto slot = [&](size_t i) { return static_cast<void*>(scratch.get() + i * kBlock); };
+    // One block-sized slot per instruction (8 bytes covers every dtype).
+    const int64_t block = count <= kShortProgram ? kShortProgramBlock : kBlock;
+    std::unique_ptr<uint64_t[]> scratch(new uint64_t[count * block]);
+    auto slot = [&](size_t i) { return static_cast<void*>(scratch.get() + i * block); };
     std::vector<const void*> values(count, nullptr);
     for (size_t i = 0; i < count; ++i)
       if (p.instrs[i].op == ScalarOp::kConst) {
-        fill_constant(p.instrs[i].constant, p.instrs[i].dtype, slot(i), kBlock);
+        fill_constant(p.instrs[i].constant, p.instrs[i].dtype, slot(i), block);
         values[i] = slot(i);
       }
     for_each_run(l, begin, end, [&](const int64_t* off, int64_t len) {
-      for (int64_t s = 0; s < len; s += kBlock) {
-        const int64_t m = std::min(kBlock, len - s);
+      for (int64_t s = 0; s < len; s += block) {
+        const int64_t m = std::min(block, len - s);
         for (size_t i = 0; i < count; ++i) {
           const ScalarInstr& in = p.instrs[i];
           if (in.op == ScalarOp::kConst) continue;
