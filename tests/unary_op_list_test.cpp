@@ -71,7 +71,9 @@ TEST_P(UnaryOpList, TruncRoundsTowardZero) {
   wok::Tensor y = wok::trunc(a * 2.0) + 0.5;
   wok::reset_stats();
   EXPECT_EQ(y.to_vector<double>(), (std::vector<double>{-4.5, 6.5}));
-  if (GetParam() == wok::Backend::kJit) EXPECT_EQ(wok::stats().kernel_launches, 1);
+  if (GetParam() == wok::Backend::kJit) {
+    EXPECT_EQ(wok::stats().kernel_launches, 1);
+  }
 }
 
 TEST(UnaryOpListErrors, TruncRefusesBoolAndNamesTheOp) {

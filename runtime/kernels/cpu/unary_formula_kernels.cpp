@@ -92,7 +92,9 @@ struct ScalarFx {
   // A primitive without a function of its own: through its loop, one
   // element at a time (not vectorized; no built-in composite needs one).
   template <typename T> static V<T> apply(ScalarOp op, V<T> a) {
-    if (op == ScalarOp::kTrunc && kIsFloat<T>) return {std::trunc(a.v)};
+    if constexpr (kIsFloat<T>) {
+      if (op == ScalarOp::kTrunc) return {std::trunc(a.v)};
+    }
     if (primitive(op).result == ResultRule::kWhole && !kIsFloat<T>) return a;
     V<T> out;
     const void* args[3] = {&a.v, nullptr, nullptr};
@@ -148,7 +150,7 @@ KernelFn unary_formula_kernel(F f) {
 void register_unary_formula_kernels(OpRegistry& r) {
 #define WOK_UNARY_OP(name, rule, takes_bool, expr, doc)                                             \
   r.add_kernel(#name, DeviceType::kCPU, unary_formula_kernel<ResultRule::rule, takes_bool>([](auto x) { \
-                 using fx = ScalarFx;                                                                 \
+                 using fx [[maybe_unused]] = ScalarFx;                                                \
                  using namespace ::wok::formula;                                                      \
                  return expr;                                                                         \
                }));
