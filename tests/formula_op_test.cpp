@@ -123,14 +123,16 @@ TEST(FormulaOpRegistry, AUserKernelReplacesTheDerivedOneButNotForBuiltIns) {
 
 namespace {
 
-// Every built-in unary op has two precompiled CPU kernels made from one
-// formula: its own, compiled from runtime/ops/unary_op_list.h as C++, and
+// Every built-in unary and binary op has two precompiled CPU kernels made
+// from one formula: its own, compiled as C++ from runtime/ops/
+// unary_op_list.h or binary_op_list.h, and
 // the formula kernel that evaluates the built program (what a user op with
 // the same formula gets). They compute the same IEEE operations in the same
 // order, so they agree bitwise.
 TEST(FormulaOpRegistry, CompiledAndEvaluatedFormulasAgreeBitwise) {
   struct Copy {
     std::string op, copy;
+    bool binary = false;
   };
   static const std::vector<Copy> copies = [] {
     std::vector<Copy> out;
@@ -144,16 +146,31 @@ TEST(FormulaOpRegistry, CompiledAndEvaluatedFormulasAgreeBitwise) {
         b.output(0, expr);                                                                                \
       },                                                                                                  \
       doc, takes_bool));                                                                                  \
-  out.push_back({#name, "FormulaTestCopy_" #name});
+  out.push_back({#name, "FormulaTestCopy_" #name, false});
 #include "wok/runtime/ops/unary_op_list.h"
 #undef WOK_UNARY_OP
+#define WOK_BINARY_OP(name, rule, takes_bool, expr, doc)                                                  \
+  register_op(elementwise_op_def(                                                                         \
+      "FormulaTestCopy_" #name, {"a", "b"}, ResultRule::rule,                                             \
+      [](FormulaBuilder& fb) {                                                                            \
+        Expr a = fb.input(0), b = fb.input(1);                                                            \
+        fb.output(0, expr);                                                                               \
+      },                                                                                                  \
+      doc, takes_bool));                                                                                  \
+  out.push_back({#name, "FormulaTestCopy_" #name, true});
+#include "wok/runtime/ops/binary_op_list.h"
+#undef WOK_BINARY_OP
     return out;
   }();
   wok::set_backend(wok::Backend::kPrecompiled);
   for (wok::DType t : {wok::DType::kFloat32, wok::DType::kFloat64, wok::DType::kInt32}) {
     wok::Tensor x = (wok::randn({1000}, 5, wok::DType::kFloat64) * 6.0).astype(t);
+    // A second operand broadcast along x's rows: [10, 100] against [100].
+    wok::Tensor y = (wok::randn({100}, 6, wok::DType::kFloat64) * 3.0).astype(t);
+    wok::Tensor xm = x.reshape({10, 100});
     for (const Copy& c : copies) {
-      wok::Tensor a = wok::call1(c.op, {x}), b = wok::call1(c.copy, {x});
+      wok::Tensor a = c.binary ? wok::call1(c.op, {xm, y}).reshape({1000}) : wok::call1(c.op, {x});
+      wok::Tensor b = c.binary ? wok::call1(c.copy, {xm, y}).reshape({1000}) : wok::call1(c.copy, {x});
       ASSERT_EQ(a.dtype(), b.dtype()) << c.op;
       wok::Tensor same = wok::logical_or(wok::eq(a, b), wok::logical_and(wok::ne(a, a), wok::ne(b, b)));
       EXPECT_EQ(wok::sum(same.astype(wok::DType::kInt32)).item<int32_t>(), 1000)

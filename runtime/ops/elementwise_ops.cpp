@@ -22,31 +22,8 @@ DTypeFn dtype_rule(ResultType rule, bool allow_bool) {
   };
 }
 
-OpDef binary(std::string name, ResultType rule, bool allow_bool, Expr (*f)(Expr, Expr), std::string doc) {
-  return elementwise_op_def(std::move(name), {"a", "b"}, rule,
-                            [f](FormulaBuilder& b) { b.output(0, f(b.input(0), b.input(1))); }, std::move(doc),
-                            allow_bool);
-}
-
 using formula::log1p_of;
 using formula::stable_sigmoid;
-
-// The binary formulas.
-Expr f_add(Expr a, Expr b) { return a + b; }
-Expr f_sub(Expr a, Expr b) { return a - b; }
-Expr f_mul(Expr a, Expr b) { return a * b; }
-Expr f_div(Expr a, Expr b) { return a / b; }
-Expr f_pow(Expr a, Expr b) { return fx::pow(a, b); }
-Expr f_maximum(Expr a, Expr b) { return fx::maximum(a, b); }
-Expr f_minimum(Expr a, Expr b) { return fx::minimum(a, b); }
-Expr f_eq(Expr a, Expr b) { return fx::eq(a, b); }
-Expr f_ne(Expr a, Expr b) { return fx::ne(a, b); }
-Expr f_lt(Expr a, Expr b) { return fx::lt(a, b); }
-Expr f_le(Expr a, Expr b) { return fx::le(a, b); }
-Expr f_gt(Expr a, Expr b) { return fx::gt(a, b); }
-Expr f_ge(Expr a, Expr b) { return fx::ge(a, b); }
-Expr f_and(Expr a, Expr b) { return fx::logical_and(a, b); }
-Expr f_or(Expr a, Expr b) { return fx::logical_or(a, b); }
 
 }  // namespace
 
@@ -64,21 +41,17 @@ void register_elementwise_ops(OpRegistry& r) {
 #include "wok/runtime/ops/unary_op_list.h"
 #undef WOK_UNARY_OP
 
-  r.add(binary("add", R::kArithmetic, true, f_add, "a + b"));
-  r.add(binary("sub", R::kArithmetic, false, f_sub, "a - b"));
-  r.add(binary("mul", R::kArithmetic, true, f_mul, "a * b"));
-  r.add(binary("div", R::kFloat, true, f_div, "true division a / b"));
-  r.add(binary("pow", R::kArithmetic, true, f_pow, "a ^ b"));
-  r.add(binary("maximum", R::kSame, true, f_maximum, "elementwise max, nan-propagating"));
-  r.add(binary("minimum", R::kSame, true, f_minimum, "elementwise min, nan-propagating"));
-  r.add(binary("eq", R::kCompare, true, f_eq, "a == b"));
-  r.add(binary("ne", R::kCompare, true, f_ne, "a != b"));
-  r.add(binary("lt", R::kCompare, true, f_lt, "a < b"));
-  r.add(binary("le", R::kCompare, true, f_le, "a <= b"));
-  r.add(binary("gt", R::kCompare, true, f_gt, "a > b"));
-  r.add(binary("ge", R::kCompare, true, f_ge, "a >= b"));
-  r.add(binary("logical_and", R::kLogical, true, f_and, "a && b"));
-  r.add(binary("logical_or", R::kLogical, true, f_or, "a || b"));
+  // The binary ops' operands are converted by the formula builder.
+#define WOK_BINARY_OP(name, rule, takes_bool, formula, doc)                                            \
+  r.add(elementwise_op_def(                                                                            \
+      #name, {"a", "b"}, R::rule,                                                                      \
+      [](FormulaBuilder& fb) {                                                                         \
+        Expr a = fb.input(0), b = fb.input(1);                                                         \
+        fb.output(0, formula);                                                                         \
+      },                                                                                               \
+      doc, takes_bool));
+#include "wok/runtime/ops/binary_op_list.h"
+#undef WOK_BINARY_OP
 
   // cast: the one unary op whose result dtype is an attribute.
   {

@@ -18,6 +18,7 @@ inline namespace WOK_ISA_NS {
 // One per kernel family; register_kernels.cpp calls them all.
 void register_formula_kernel(OpRegistry& r);  // every elementwise op
 void register_unary_formula_kernels(OpRegistry& r);  // the built-in unary ops, compiled
+void register_binary_formula_kernels(OpRegistry& r);  // and the binary ones
 void register_fill_kernels(OpRegistry& r);
 void register_reduction_kernels(OpRegistry& r);
 void register_movement_kernels(OpRegistry& r);

@@ -8,6 +8,7 @@ namespace wok::cpu {
 void WOK_ISA_CONCAT(register_kernels_, WOK_CPU_ISA)(OpRegistry& r) {
   WOK_ISA_NS::register_formula_kernel(r);
   WOK_ISA_NS::register_unary_formula_kernels(r);  // replace the derived ones
+  WOK_ISA_NS::register_binary_formula_kernels(r);
   WOK_ISA_NS::register_fill_kernels(r);
   WOK_ISA_NS::register_reduction_kernels(r);
   WOK_ISA_NS::register_movement_kernels(r);

@@ -12,103 +12,14 @@
 #include <cmath>
 #include <type_traits>
 
-#include "wok/runtime/kernels/cpu/elementwise_rules.h"
-#include "wok/runtime/kernels/cpu/primitive_loops.h"
+#include "wok/runtime/kernels/cpu/formula_values.h"
 #include "wok/runtime/kernels/cpu/strided_loop.h"
 #include "wok/runtime/ops/formula_helpers.h"
-#include "wok/runtime/scalar_formula.h"
 #include "wok/runtime/thread_pool.h"
 
 namespace wok::cpu::WOK_ISA_NS {
 
 namespace {
-
-// A value of a formula compiled as C++: T is the dtype the formula builder
-// would give it, and each operator does what the primitive of the same name
-// does (runtime/kernels/cpu/primitive_loops.h), wrapping integers included.
-template <typename T>
-struct V {
-  T v;
-};
-
-template <typename T>
-constexpr bool kIsFloat = std::is_floating_point_v<T>;
-
-// A plain number meets a value: it takes the value's dtype.
-template <typename T>
-V<T> weak(double d) {
-  return {static_cast<T>(d)};
-}
-
-template <typename T> V<T> operator+(V<T> a, V<T> b) { return {wrap_add(a.v, b.v)}; }
-template <typename T> V<T> operator-(V<T> a, V<T> b) { return {wrap_sub(a.v, b.v)}; }
-template <typename T> V<T> operator*(V<T> a, V<T> b) { return {wrap_mul(a.v, b.v)}; }
-template <typename T> V<T> operator/(V<T> a, V<T> b) { return {a.v / b.v}; }
-template <typename T> V<T> operator-(V<T> a) {
-  if constexpr (kIsFloat<T>) return {-a.v};
-  else return {wrap_sub(T(0), a.v)};
-}
-template <typename T> V<T> operator+(V<T> a, double b) { return a + weak<T>(b); }
-template <typename T> V<T> operator+(double a, V<T> b) { return weak<T>(a) + b; }
-template <typename T> V<T> operator-(V<T> a, double b) { return a - weak<T>(b); }
-template <typename T> V<T> operator-(double a, V<T> b) { return weak<T>(a) - b; }
-template <typename T> V<T> operator*(V<T> a, double b) { return a * weak<T>(b); }
-template <typename T> V<T> operator*(double a, V<T> b) { return weak<T>(a) * b; }
-template <typename T> V<T> operator/(V<T> a, double b) { return a / weak<T>(b); }
-template <typename T> V<T> operator/(double a, V<T> b) { return weak<T>(a) / b; }
-
-// The scalar side of wok::fx (runtime/scalar_formula.h), for the functions
-// the unary formulas use.
-struct ScalarFx {
-  template <typename T> static V<T> abs(V<T> a) {
-    if constexpr (kIsFloat<T>) return {vm::fabs(a.v)};
-    else return {a.v < 0 ? wrap_sub(T(0), a.v) : a.v};
-  }
-  template <typename T> static V<T> sqrt(V<T> a) { return {std::sqrt(a.v)}; }
-  template <typename T> static V<T> exp(V<T> a) { return {vm::exp(a.v)}; }
-  template <typename T> static V<T> log(V<T> a) { return {vm::log(a.v)}; }
-  template <typename T> static V<T> sin(V<T> a) { return {vm::sin(a.v)}; }
-  template <typename T> static V<T> cos(V<T> a) { return {vm::cos(a.v)}; }
-  template <typename T> static V<T> tanh(V<T> a) { return {vm::tanh(a.v)}; }
-  template <typename T> static V<T> erf(V<T> a) { return {vm::erf(a.v)}; }
-  // Integers are already whole: the formula builder drops these for them.
-  template <typename T> static V<T> floor(V<T> a) {
-    if constexpr (kIsFloat<T>) return {std::floor(a.v)};
-    else return a;
-  }
-  template <typename T> static V<T> ceil(V<T> a) {
-    if constexpr (kIsFloat<T>) return {std::ceil(a.v)};
-    else return a;
-  }
-  template <typename T> static V<T> round(V<T> a) {
-    if constexpr (kIsFloat<T>) return {std::nearbyint(a.v)};  // ties to even
-    else return a;
-  }
-  static V<bool> logical_not(V<bool> a) { return {!a.v}; }
-  template <typename T> static V<T> maximum(V<T> a, double b) { return {vm::maximum(a.v, weak<T>(b).v)}; }
-  template <typename T> static V<bool> ge(V<T> a, double b) { return {a.v >= weak<T>(b).v}; }
-  template <typename T> static V<bool> eq(V<T> a, double b) { return {a.v == weak<T>(b).v}; }
-  template <typename T> static V<T> where(V<bool> c, V<T> a, V<T> b) { return {c.v ? a.v : b.v}; }
-  // A primitive without a function of its own: through its loop, one
-  // element at a time (not vectorized; no built-in composite needs one).
-  template <typename T> static V<T> apply(ScalarOp op, V<T> a) {
-    if constexpr (kIsFloat<T>) {
-      if (op == ScalarOp::kTrunc) return {std::trunc(a.v)};
-    }
-    if (primitive(op).result == ResultRule::kWhole && !kIsFloat<T>) return a;
-    V<T> out;
-    const void* args[3] = {&a.v, nullptr, nullptr};
-    primitive_loop<T>(op, &out.v, args, 1);
-    return out;
-  }
-};
-
-// The C++ type of an op's result under its rule, from the input's.
-template <ResultRule R, typename In>
-using result_t = std::conditional_t<
-    R == ResultRule::kFloat, float_result_t<In>,
-    std::conditional_t<R == ResultRule::kLogical || R == ResultRule::kCompare, bool,
-                       std::conditional_t<R == ResultRule::kArithmetic && std::is_same_v<In, bool>, int32_t, In>>>;
 
 // out[i] = f(x[i]) with x converted to Out first; x contiguous or one value.
 template <typename In, typename Out, typename F>

@@ -1,0 +1,29 @@
+// The binary elementwise ops, one line each:
+//
+//   WOK_BINARY_OP(name, result rule, takes bool, formula, doc)
+//
+// Like unary_op_list.h (read it first): the formula is an expression over
+// `a` and `b`, which the frontend has promoted to one dtype; the formula
+// builder then converts them to what the rule computes in (float for div,
+// int32 for bool arithmetic). Read by runtime/ops/elementwise_ops.cpp
+// (registration) and runtime/kernels/cpu/binary_formula_kernels.cpp (the
+// precompiled kernels, the formula compiled as C++); the frontend's
+// functions, with their plain-number overloads, are in frontend/ops.h.
+//
+// clang-format off
+WOK_BINARY_OP(add,         kArithmetic, true,  a + b,                  "a + b")
+WOK_BINARY_OP(sub,         kArithmetic, false, a - b,                  "a - b")
+WOK_BINARY_OP(mul,         kArithmetic, true,  a * b,                  "a * b")
+WOK_BINARY_OP(div,         kFloat,      true,  a / b,                  "true division a / b")
+WOK_BINARY_OP(pow,         kArithmetic, true,  fx::pow(a, b),          "a ^ b")
+WOK_BINARY_OP(maximum,     kSame,       true,  fx::maximum(a, b),      "elementwise max, nan-propagating")
+WOK_BINARY_OP(minimum,     kSame,       true,  fx::minimum(a, b),      "elementwise min, nan-propagating")
+WOK_BINARY_OP(eq,          kCompare,    true,  fx::eq(a, b),           "a == b")
+WOK_BINARY_OP(ne,          kCompare,    true,  fx::ne(a, b),           "a != b")
+WOK_BINARY_OP(lt,          kCompare,    true,  fx::lt(a, b),           "a < b")
+WOK_BINARY_OP(le,          kCompare,    true,  fx::le(a, b),           "a <= b")
+WOK_BINARY_OP(gt,          kCompare,    true,  fx::gt(a, b),           "a > b")
+WOK_BINARY_OP(ge,          kCompare,    true,  fx::ge(a, b),           "a >= b")
+WOK_BINARY_OP(logical_and, kLogical,    true,  fx::logical_and(a, b),  "a && b")
+WOK_BINARY_OP(logical_or,  kLogical,    true,  fx::logical_or(a, b),   "a || b")
+// clang-format on
