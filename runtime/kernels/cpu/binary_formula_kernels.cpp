@@ -55,10 +55,9 @@ void binary_loop(const KernelContext& ctx, F f) {
 template <ResultRule R, bool kTakesBool, typename F>
 KernelFn binary_formula_kernel(F f) {
   return [f](const KernelContext& ctx) {
-    visit_dtype(ctx.inputs[0].dtype, [&](auto tag) {
+    visit_input_dtype<kTakesBool>(ctx, [&](auto tag) {
       using In = decltype(tag);
-      if constexpr (!kTakesBool && std::is_same_v<In, bool>) unsupported_dtype(ctx, DType::kBool);
-      else binary_loop<In, operand_t<R, In>, result_t<R, In>>(ctx, f);
+      binary_loop<In, operand_t<R, In>, result_t<R, In>>(ctx, f);
     });
   };
 }

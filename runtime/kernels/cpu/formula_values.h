@@ -119,5 +119,15 @@ using result_t = std::conditional_t<
     std::conditional_t<R == ResultRule::kLogical || R == ResultRule::kCompare, bool,
                        std::conditional_t<R == ResultRule::kArithmetic && std::is_same_v<In, bool>, int32_t, In>>>;
 
+// Calls body(In{}) with the C++ type of input 0's dtype; bool is refused
+// for ops that do not take it (their dtype rule refuses it first).
+template <bool kTakesBool, typename Body>
+void visit_input_dtype(const KernelContext& ctx, Body body) {
+  visit_dtype(ctx.inputs[0].dtype, [&](auto tag) {
+    if constexpr (!kTakesBool && std::is_same_v<decltype(tag), bool>) unsupported_dtype(ctx, DType::kBool);
+    else body(tag);
+  });
+}
+
 }  // inline namespace WOK_ISA_NS
 }  // namespace wok::cpu

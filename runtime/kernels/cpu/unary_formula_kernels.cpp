@@ -48,10 +48,9 @@ void unary_loop(const KernelContext& ctx, F f) {
 template <ResultRule R, bool kTakesBool, typename F>
 KernelFn unary_formula_kernel(F f) {
   return [f](const KernelContext& ctx) {
-    visit_dtype(ctx.inputs[0].dtype, [&](auto tag) {
+    visit_input_dtype<kTakesBool>(ctx, [&](auto tag) {
       using In = decltype(tag);
-      if constexpr (!kTakesBool && std::is_same_v<In, bool>) unsupported_dtype(ctx, DType::kBool);
-      else unary_loop<In, result_t<R, In>>(ctx, f);
+      unary_loop<In, result_t<R, In>>(ctx, f);
     });
   };
 }
