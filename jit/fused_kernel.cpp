@@ -6,7 +6,7 @@
 namespace wok::jit {
 
 std::string FusedKernelSpec::short_name(const std::string& key_hex) const {
-  std::string name = "fused";
+  std::string name = is_gemm() ? "gemm" : "fused";
   int shown = 0;
   for (const ScalarInstr& in : program.instrs) {
     if (in.op == ScalarOp::kInput || in.op == ScalarOp::kConst || in.op == ScalarOp::kCast) continue;
@@ -25,6 +25,10 @@ std::string FusedKernelSpec::signature() const {
   s.push_back(static_cast<char>(kKernelAbiVersion));
   s.push_back(static_cast<char>(kind));
   for (bool b : output_row_scalar) s.push_back(b ? 'r' : 'f');
+  if (is_gemm()) {
+    s.push_back(static_cast<char>(tile_rows));
+    s.push_back(static_cast<char>(tile_cols));
+  }
   s.push_back(static_cast<char>(rank));
   s.push_back(static_cast<char>(input_dtypes.size()));
   for (size_t i = 0; i < input_dtypes.size(); ++i) {
@@ -39,7 +43,10 @@ std::string FusedKernelSpec::signature() const {
 
 std::string FusedKernelSpec::str() const {
   std::ostringstream out;
-  out << (is_row() ? "row kernel" : is_column() ? "column kernel" : "fused kernel") << ", rank " << rank << "\n";
+  out << (is_row() ? "row kernel" : is_column() ? "column kernel" : is_gemm() ? "gemm kernel" : "fused kernel") << ", rank "
+      << rank;
+  if (is_gemm()) out << ", tile " << tile_rows << "x" << tile_cols;
+  out << "\n";
   for (size_t i = 0; i < input_dtypes.size(); ++i) {
     out << "  input #" << i << ": " << dtype_name(input_dtypes[i]) << " dims ";
     for (bool b : input_broadcast[i]) out << (b ? 'b' : '.');

@@ -16,7 +16,7 @@ namespace wok::jit {
 
 // Bump when the meaning of a spec or the kernel ABI changes: it is part of
 // every kernel signature, so old cached kernels stop matching.
-inline constexpr int kKernelAbiVersion = 3;
+inline constexpr int kKernelAbiVersion = 4;
 
 // Note [Row kernels]
 // An elementwise kernel computes each output element on its own. A row
@@ -29,7 +29,11 @@ inline constexpr int kKernelAbiVersion = 3;
 //
 // A column kernel reduces leading rows of a [P, R, C] space: reduction
 // results are one value per (p, column); it is vectorized along C.
-enum class KernelKind : uint8_t { kElementwise = 0, kRow = 1, kColumn = 2 };
+//
+// A GEMM kernel (kGemm) is a matmul micro-kernel with the elementwise
+// program that consumes the product fused into its epilogue (Note [GEMM
+// micro-kernels] in jit/gemm_kernel.h).
+enum class KernelKind : uint8_t { kElementwise = 0, kRow = 1, kColumn = 2, kGemm = 3 };
 
 struct FusedKernelSpec {
   KernelKind kind = KernelKind::kElementwise;
@@ -46,9 +50,13 @@ struct FusedKernelSpec {
   ScalarProgram program;
   // Row and column kernels: output o holds one value per row (per column).
   std::vector<bool> output_row_scalar;
+  // GEMM kernels: the register tile, rows x columns of the product.
+  int tile_rows = 0;
+  int tile_cols = 0;
 
   bool is_row() const { return kind == KernelKind::kRow; }
   bool is_column() const { return kind == KernelKind::kColumn; }
+  bool is_gemm() const { return kind == KernelKind::kGemm; }
   int num_inputs() const { return static_cast<int>(input_dtypes.size()); }
   int num_params() const { return static_cast<int>(param_dtypes.size()); }
   int num_outputs() const { return static_cast<int>(program.outputs.size()); }

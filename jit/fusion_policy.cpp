@@ -105,6 +105,7 @@ std::string fusion_blocker(const PlanGraph& g, int node) {
     return reduction_space(g, node)
                ? ""
                : "reduction over other axes, of a dtype, or of more columns than the JIT generates";
+  if (is_gemm_node(g, node)) return "";
   if (def.kind != OpKind::kElementwise) return std::string(op_kind_name(def.kind)) + " op";
   if (!def.formula) return "no scalar formula";
   if (!g.target.can_compile(node_program(g.fragment, node)))

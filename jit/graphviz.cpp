@@ -3,6 +3,7 @@
 #include <map>
 #include <sstream>
 
+#include "wok/jit/lowering.h"
 #include "wok/runtime/observe/log.h"
 #include "wok/runtime/op_registry.h"
 
@@ -42,7 +43,10 @@ std::string to_graphviz(const PlanGraph& g) {
     return s.str();
   };
   for (auto& [id, members] : clusters) {
-    out << "  subgraph cluster_" << id << " {\n    label=\"fused kernel " << id << "\";\n    color=\"#3b7dd8\";\n";
+    bool gemm = false;
+    for (int n : members) gemm = gemm || is_gemm_node(g, n);
+    out << "  subgraph cluster_" << id << " {\n    label=\"" << (gemm ? "GEMM kernel " : "fused kernel ") << id
+        << "\";\n    color=\"#3b7dd8\";\n";
     for (int n : members) out << "    " << node_stmt(n) << "\n";
     out << "  }\n";
   }

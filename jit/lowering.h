@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "wok/jit/fused_kernel.h"
+#include "wok/jit/gemm_driver.h"
 #include "wok/jit/plan_graph.h"
 
 namespace wok::jit {
@@ -80,6 +81,8 @@ struct LoweredKernel {
   // Row kernels: rows (product of the outer dims) and the row length.
   int64_t rows = 0;
   int64_t row_length = 0;
+  // GEMM kernels: the operands' layouts and the blocking's inputs.
+  GemmLayout gemm;
 };
 
 // Lowers `members` (nodes in topological order, all of one output shape;
@@ -90,5 +93,31 @@ LoweredKernel lower_group(const PlanGraph& g, const std::vector<int>& members, c
 // them a reduction of space `space`; a row or a column kernel.
 LoweredKernel lower_reduction_group(const PlanGraph& g, const std::vector<int>& members, const std::vector<int>& outputs,
                               const ReduceSpace& space);
+
+// A matmul the target generates (float32 or float64, operands of its dtype).
+bool is_gemm_node(const PlanGraph& g, int node);
+// Whether `value` can be read by the epilogue of GEMM node `gemm_node`:
+// of the product's register width, broadcast to the product's shape with
+// its last two dims each contiguous or constant.
+bool is_gemm_epilogue_input(const PlanGraph& g, int value, int gemm_node);
+// Whether elementwise node `node` can run in the epilogue of GEMM node
+// `gemm_node`: its values fit the product's register width (no float64
+// inside a float32 kernel, nor float32 sin, cos or pow, which run in
+// float64), and what it writes is stored like the product (not bool).
+bool fits_gemm_epilogue(const PlanGraph& g, int node, int gemm_node);
+// A permute swapping the last two dims: a transpose the GEMM's packing
+// reads in place when it feeds only the matmul.
+bool is_gemm_operand_view(const PlanGraph& g, int node);
+// The members of GEMM node `gemm_node`'s group that compute its operand
+// `side` (0: a, 1: b): the operand's prologue, in node order.
+std::vector<int> gemm_prologue_members(const PlanGraph& g, int gemm_node, int side);
+// Puts an elementwise group that only a matmul's operand reads into the
+// matmul's group, as that operand's prologue (after fusion).
+void absorb_gemm_prologues(PlanGraph& g);
+// Puts each such transpose into its matmul's group (after fusion).
+void absorb_gemm_operand_views(PlanGraph& g);
+// Lowers a group holding a GEMM node: the matmul, absorbed transposes of
+// its operands, and its epilogue (members computed from the product).
+LoweredKernel lower_gemm_group(const PlanGraph& g, const std::vector<int>& members, const std::vector<int>& outputs);
 
 }  // namespace wok::jit

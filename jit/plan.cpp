@@ -2,6 +2,7 @@
 // compiled through the kernel cache. Replays are in jit/plan_replay.cpp and
 // jit/plan_stream_replay.cpp.
 #include "wok/jit/plan.h"
+#include "wok/jit/gemm_driver.h"
 
 #include "wok/jit/graphviz.h"
 #include "wok/jit/pipeline.h"
@@ -15,6 +16,19 @@ absl::StatusOr<std::shared_ptr<const Plan>> build_plan(const Fragment& fragment,
   std::shared_ptr<Plan> plan = plan_structure(fragment);
   for (PlanStep& st : plan->steps) {
     if (st.kind != PlanStep::Kind::kKernel) continue;
+    if (st.lowered.spec.is_gemm()) {
+      // The register tile is the host's: it is part of the kernel's signature.
+      const GemmTile tile = choose_gemm_tile(st.lowered.spec.input_dtypes[0], isa, st.lowered.gemm.m);
+      st.lowered.spec.tile_rows = tile.rows;
+      st.lowered.spec.tile_cols = tile.cols;
+      for (std::optional<GemmPrologue>* p : {&st.lowered.gemm.a_prologue, &st.lowered.gemm.b_prologue}) {
+        if (!*p) continue;
+        absl::StatusOr<std::shared_ptr<const CompiledKernel>> k = KernelCache::global().get((*p)->spec, isa);
+        if (!k.ok())
+          return absl::Status(k.status().code(), "cannot compile a GEMM prologue: " + std::string(k.status().message()));
+        (*p)->kernel = *k;
+      }
+    }
     absl::StatusOr<std::shared_ptr<const CompiledKernel>> k = KernelCache::global().get(st.lowered.spec, isa);
     if (!k.ok())
       return absl::Status(k.status().code(), "cannot compile a fused kernel: " + std::string(k.status().message()));

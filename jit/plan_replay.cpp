@@ -4,6 +4,7 @@
 #include <cstring>
 
 #include "wok/jit/plan.h"
+#include "wok/jit/gemm_driver.h"
 #include "wok/runtime/error.h"
 #include "wok/runtime/kernel.h"
 #include "wok/runtime/observe/events.h"
@@ -188,6 +189,20 @@ void PlanRun::run_step_impl(size_t s) {
     KernelArgs args{ptrs.data(), params.data(), k.shape.data(), k.strides.data()};
     KernelFn fn = st.kernel->fn;
     counters.kernel_launches.fetch_add(1, std::memory_order_relaxed);
+    if (k.spec.is_gemm()) {
+      std::vector<uint64_t> prologue_params[2];
+      int side = 0;
+      for (const std::optional<GemmPrologue>* p : {&k.gemm.a_prologue, &k.gemm.b_prologue}) {
+        if (*p)
+          for (size_t i = 0; i < (*p)->param_nodes.size(); ++i)
+            prologue_params[side].push_back(
+                param_bits((*p)->spec.param_dtypes[i], f.nodes[(*p)->param_nodes[i]].attrs->get_scalar("value")));
+        ++side;
+      }
+      run_gemm(k.spec, k.gemm, ptrs.data(), params.data(), prologue_params[0].data(), prologue_params[1].data(),
+               reinterpret_cast<GemmTileFn>(reinterpret_cast<void*>(fn)));
+      return;
+    }
     if (k.spec.kind == KernelKind::kElementwise) {
       if (k.numel <= kKernelGrain) fn(&args, 0, k.numel);  // no std::function for small work
       else parallel_for(k.numel, kKernelGrain, [&](int64_t b, int64_t e) { fn(&args, b, e); });

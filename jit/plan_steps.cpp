@@ -53,9 +53,14 @@ void draft_steps(PipelineState& s) {
     if (outs.empty()) continue;
     PlanStep& st = add(PlanStep::Kind::kKernel, members.front());
     std::optional<ReduceSpace> row;
-    for (int n : members)
+    bool gemm = false;
+    for (int n : members) {
       if (!row) row = reduction_space(g, n);
-    st.lowered = row ? lower_reduction_group(g, members, outs, *row) : lower_group(g, members, outs);
+      gemm = gemm || is_gemm_node(g, n);
+    }
+    st.lowered = gemm  ? lower_gemm_group(g, members, outs)
+                 : row ? lower_reduction_group(g, members, outs, *row)
+                       : lower_group(g, members, outs);
     for (int n : members) st.group += (st.group.empty() ? "" : "+") + f.nodes[n].op->name();
   }
   for (size_t n = 0; n < f.nodes.size(); ++n) {

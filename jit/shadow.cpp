@@ -1,5 +1,6 @@
 #include "wok/jit/shadow.h"
 
+#include <algorithm>
 #include <atomic>
 #include <bit>
 #include <cmath>
@@ -136,6 +137,7 @@ std::vector<ShadowDiff> shadow_compare(const Plan& plan, const Fragment& f, std:
 
   std::vector<ShadowDiff> diffs;
   std::vector<double> max_rel;
+  std::vector<int64_t> depth;  // per diff: a GEMM's k, or 0
   std::vector<int> diff_of_step(plan.steps.size(), -1);
   for (size_t o = 0; o < f.outputs.size(); ++o) {
     int v = f.outputs[o];
@@ -148,8 +150,10 @@ std::vector<ShadowDiff> shadow_compare(const Plan& plan, const Fragment& f, std:
       d.kernel = st.kernel ? st.kernel->name : "kernel";
       d.group = st.group;
       for (const ScalarInstr& in : st.lowered.spec.program.instrs) d.reduces = d.reduces || is_reduction(in.op);
+      d.reduces = d.reduces || st.lowered.spec.is_gemm();
       diffs.push_back(std::move(d));
       max_rel.push_back(0);
+      depth.push_back(st.lowered.spec.is_gemm() ? std::max<int64_t>(1, st.lowered.gemm.k) : 0);
     }
     int k = diff_of_step[s];
     ShadowDiff& d = diffs[k];
@@ -167,8 +171,15 @@ std::vector<ShadowDiff> shadow_compare(const Plan& plan, const Fragment& f, std:
     // each side, each within 1e-6 (float32) of the sum of magnitudes; a
     // kernel with a reduction may therefore differ by a relative 1e-6
     // (float32; float64: 1e-12) of max(1, |result|).
+    // A GEMM's k products per output are summed in another order too: 2 k
+    // unit roundoffs of max(1, |result|) (docs/numerics.md, Matmul).
     double rel_bound = d.reduces ? (d.float64 ? 1e-12 : 1e-6) : 0;
     d.bound = d.reduces ? (d.float64 ? "relative 1e-12 (reduction)" : "relative 1e-6 (reduction)") : "bitwise equality";
+    if (depth[k] > 0) {
+      const double eps = d.float64 ? 0x1p-53 : 0x1p-24;
+      rel_bound = std::max(rel_bound, 2.0 * static_cast<double>(depth[k]) * eps);
+      d.bound = "relative 2 k u = " + std::to_string(rel_bound) + " (matmul over k = " + std::to_string(depth[k]) + ")";
+    }
     d.beyond_bound = max_rel[k] > rel_bound || (!d.reduces && d.max_ulp > 0);
     const bool differs = d.max_abs > 0 || d.max_ulp > 0;
     if (differs && repro.empty()) repro = cache::serialize_fragment(f);

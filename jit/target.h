@@ -15,6 +15,9 @@ struct Target {
   // epilogues); without them a reduction ends a fused group and runs on the
   // precompiled kernels.
   bool fuses_reductions = false;
+  // Matmuls as generated GEMM kernels with their epilogues fused; without
+  // them a matmul runs on its precompiled kernel.
+  bool fuses_gemm = false;
   // Dims a fused kernel's collapsed layout may keep.
   int max_rank = 0;
   // Whether the generator has an emitter for every instruction of `program`

@@ -60,8 +60,18 @@ absl::Status verify_groups(const PlanGraph& g) {
         return fail("fusion group " + std::to_string(id) + " holds reductions over different spaces");
       space = rs;
     }
-    const Shape& first = f.values[f.nodes[members[0]].outputs[0]].shape;
+    // A GEMM group's space is its product's shape; the transposes it reads
+    // through and the prologues that compute its operands have theirs.
+    int anchor = -1;
+    for (int n : members)
+      if (is_gemm_node(g, n)) anchor = n;
+    const Shape& first = f.values[f.nodes[anchor >= 0 ? anchor : members[0]].outputs[0]].shape;
+    std::vector<int> operands;  // a GEMM's operand views and prologues: the operands' shapes
+    if (anchor >= 0)
+      for (int side = 0; side < 2; ++side)
+        for (int n : gemm_prologue_members(g, anchor, side)) operands.push_back(n);
     for (int n : members) {
+      if (anchor >= 0 && (is_gemm_operand_view(g, n) || std::count(operands.begin(), operands.end(), n))) continue;
       const Shape& shape = f.values[f.nodes[n].outputs[0]].shape;
       bool fits = space ? is_full_value(shape, *space) || is_reduced_value(shape, *space) : shape == first;
       if (!fits)

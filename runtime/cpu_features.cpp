@@ -4,6 +4,8 @@
 #include <cstdlib>
 #include <string>
 
+#include <unistd.h>
+
 namespace wok {
 
 std::string_view cpu_isa_name(CpuIsa isa) {
@@ -41,5 +43,21 @@ CpuIsa host_cpu_isa() {
 }
 
 CpuIsa precompiled_kernel_isa() { return host_cpu_isa(); }
+
+const CacheSizes& host_cache_sizes() {
+  static const CacheSizes sizes = [] {
+    CacheSizes c;
+    // sysconf answers 0 or -1 where the kernel or a VM hides the cache.
+    auto read = [](int name, int64_t fallback) {
+      long v = sysconf(name);
+      return v > 4096 ? static_cast<int64_t>(v) : fallback;
+    };
+    c.l1d = read(_SC_LEVEL1_DCACHE_SIZE, c.l1d);
+    c.l2 = read(_SC_LEVEL2_CACHE_SIZE, c.l2);
+    c.l3 = read(_SC_LEVEL3_CACHE_SIZE, c.l3);
+    return c;
+  }();
+  return sizes;
+}
 
 }  // namespace wok

@@ -1,6 +1,7 @@
 // What this host's CPU can run, detected once at start-up.
 #pragma once
 
+#include <cstdint>
 #include <string_view>
 
 namespace wok {
@@ -16,5 +17,14 @@ CpuIsa host_cpu_isa();
 
 // The variant of the precompiled kernels in use (= host_cpu_isa()).
 CpuIsa precompiled_kernel_isa();
+
+// Data cache sizes in bytes, per core for L1 and L2, detected at start-up
+// (glibc's sysconf, which reads CPUID); defaults where it cannot tell.
+struct CacheSizes {
+  int64_t l1d = 32 << 10;
+  int64_t l2 = 512 << 10;
+  int64_t l3 = 8 << 20;
+};
+const CacheSizes& host_cache_sizes();
 
 }  // namespace wok

@@ -89,7 +89,9 @@ TEST_F(JitFusion, NonFusableOpsSplitGroups) {
   wok::Tensor s = wok::sum(wok::exp(b), {1});               // [elementwise] reduction
   wok::reset_stats();
   wok::eval({s});
-  EXPECT_EQ(launches(), 3);  // fused (*2, +1), matmul, row kernel (-3, exp, sum)
+  // The GEMM with its prologue (*2, +1) and epilogue, then the row kernel
+  // (exp, sum): a reduction of the product is not an epilogue.
+  EXPECT_EQ(launches(), 2);
 }
 
 TEST_F(JitFusion, ChangingOnlySizesCompilesNothingNew) {
@@ -173,8 +175,8 @@ TEST_F(JitFusion, ReplayAllocatesOnlyArenaAndOutputs) {
   wok::Tensor a = wok::rand({256, 256}, 6), b = wok::rand({256, 256}, 7), w = wok::rand({256, 256}, 8);
   auto program = [&] {
     wok::Tensor t = wok::exp(a) + b;                 // fused group 1
-    wok::Tensor m = wok::matmul(t, w);               // precompiled: t and m live in the arena
-    return wok::tanh(m) * 2.0f;                      // fused group 2
+    wok::Tensor m = wok::matmul(t, w);               // a GEMM kernel: t lives in the arena
+    return wok::tanh(m) * 2.0f;                      // its epilogue
   };
   program().to_vector<float>();  // plan and compile
   for (int warm = 0; warm < 3; ++warm) program().to_vector<float>();
@@ -182,8 +184,10 @@ TEST_F(JitFusion, ReplayAllocatesOnlyArenaAndOutputs) {
   wok::Tensor y = program();
   y.to_vector<float>();
   wok::MemoryStats after = wok::memory_stats();
-  // One arena (t and m), one output; constants are launch parameters.
-  EXPECT_EQ(after.allocations - before.allocations, 2);
+  // One arena (t), one output, and one block of packed operands per thread
+  // of the GEMM; constants are launch parameters.
+  EXPECT_GE(after.allocations - before.allocations, 3);
+  EXPECT_LE(after.allocations - before.allocations, 2 + wok::num_threads());
   EXPECT_EQ(after.os_allocations, before.os_allocations) << "replays reuse cached blocks";
 }
 

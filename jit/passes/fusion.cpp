@@ -12,6 +12,17 @@
 // either full rows or one value per row, so that softmax or layer_norm is
 // one kernel. An argmax's index may leave its kernel but not be computed
 // with inside it (Note [Generated argmax] in jit/x86/argmax_emitter.h).
+//
+// A matmul the target generates anchors a GEMM group: elementwise
+// consumers of its product (of the product's shape) join it as its
+// epilogue, applied to each tile of the product before it is stored. They
+// join only from the consumer side (a producer of an operand would have to
+// run inside the packing), never when they feed the matmul themselves, and
+// only when every value they read from memory is readable by the tile loop
+// (is_gemm_epilogue_input). A transpose feeding only the matmul joins too:
+// the packing reads it in place (absorb_gemm_operand_views); so does an
+// elementwise group only an operand reads, run block by block before the
+// packing (absorb_gemm_prologues, Note [GEMM prologues]).
 #include <algorithm>
 #include <numeric>
 #include <optional>
@@ -54,6 +65,40 @@ void fuse_elementwise(PlanGraph& g) {
     }
   }
   UnionFind uf(n_nodes);
+  // Per group root: its GEMM node, or -1.
+  std::vector<int> gemm_of(n_nodes, -1);
+  for (size_t n = 0; n < n_nodes; ++n)
+    if (candidate[n] && is_gemm_node(g, static_cast<int>(n))) gemm_of[n] = static_cast<int>(n);
+  // Whether a consumer group b may join GEMM group a as its epilogue.
+  auto joins_epilogue = [&](int a, int b) {
+    const int mm = gemm_of[a];
+    if (mm < 0 || gemm_of[b] >= 0 || space[b].k >= 0) return false;
+    const FragmentNode& mmn = nodes[mm];
+    const TensorMeta& product = g.fragment.values[mmn.outputs[0]];
+    if (space[b].shape != product.shape) return false;
+    // Nodes the matmul depends on (its operands' producers, transitively).
+    std::vector<char> feeds(n_nodes, 0);
+    std::vector<int> stack{mm};
+    while (!stack.empty()) {
+      int x = stack.back();
+      stack.pop_back();
+      for (int v : g.inputs_of(x))
+        if (int p = g.producer[v]; p >= 0 && !feeds[p]) {
+          feeds[p] = 1;
+          stack.push_back(p);
+        }
+    }
+    for (size_t n = 0; n < n_nodes; ++n) {
+      if (!candidate[n] || uf.find(static_cast<int>(n)) != b) continue;
+      if (feeds[n] || !fits_gemm_epilogue(g, static_cast<int>(n), mm)) return false;
+      for (int v : g.inputs_of(static_cast<int>(n))) {
+        const int p = g.producer[v];
+        if (p >= 0 && (g.constant[p] || (candidate[p] && (uf.find(p) == a || uf.find(p) == b)))) continue;
+        if (!is_gemm_epilogue_input(g, v, mm)) return false;
+      }
+    }
+    return true;
+  };
   // The row space two groups would share, if they can merge.
   auto combined = [&](int a, int b) -> std::optional<ReduceSpace> {
     const ReduceSpace &sa = space[a], &sb = space[b];
@@ -145,6 +190,18 @@ void fuse_elementwise(PlanGraph& g) {
       if (p < 0 || !candidate[p]) continue;
       int a = uf.find(p), b = uf.find(static_cast<int>(n));
       if (a == b) continue;
+      if (gemm_of[a] >= 0 || gemm_of[b] >= 0) {
+        if (!joins_epilogue(a, b)) {
+          g.break_reason[p] = gemm_of[b] >= 0 ? "a matmul's operands are not computed in its kernel"
+                                              : "not an epilogue the GEMM kernel can apply";
+          continue;
+        }
+        if (detour(a, b)) continue;
+        uf.parent[a] = b;
+        space[b] = space[a];
+        gemm_of[b] = gemm_of[a];
+        continue;
+      }
       std::optional<ReduceSpace> s = combined(a, b);
       if (!s) {
         g.break_reason[p] = "its shape differs from its consumer's";
@@ -174,6 +231,8 @@ void fuse_elementwise(PlanGraph& g) {
     if (id[r] < 0) id[r] = next++;
     g.group[n] = id[r];
   }
+  absorb_gemm_prologues(g);
+  absorb_gemm_operand_views(g);
 }
 
 }  // namespace wok::jit

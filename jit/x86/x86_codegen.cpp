@@ -336,6 +336,7 @@ absl::StatusOr<MachineCode> generate_x86(const FusedKernelSpec& spec, CpuIsa isa
   ax::Compiler cc(&code);
   if (spec.is_row()) generate_row_kernel(spec, cc, isa == CpuIsa::kAvx512);
   else if (spec.is_column()) generate_column_kernel(spec, cc, isa == CpuIsa::kAvx512);
+  else if (spec.is_gemm()) generate_gemm_kernel(spec, cc, isa == CpuIsa::kAvx512);
   else KernelGenerator(spec, cc, isa == CpuIsa::kAvx512).generate();
   cc.finalize();
   if (errors.failed) return absl::InternalError("asmjit: " + errors.text + "\nwhile generating:\n" + spec.str());

@@ -39,6 +39,8 @@ absl::StatusOr<MachineCode> generate_x86(const FusedKernelSpec& spec, CpuIsa isa
 void generate_row_kernel(const FusedKernelSpec& spec, asmjit::x86::Compiler& cc, bool avx512);
 // The column-kernel generator (jit/x86/column_codegen.cpp).
 void generate_column_kernel(const FusedKernelSpec& spec, asmjit::x86::Compiler& cc, bool avx512);
+// The GEMM micro-kernel generator (jit/x86/gemm_codegen.cpp).
+void generate_gemm_kernel(const FusedKernelSpec& spec, asmjit::x86::Compiler& cc, bool avx512);
 
 // Copies code into executable memory (never freed: kernels live as long as
 // the process, see Note [Kernel lifetime] in jit/kernel_cache.cpp).

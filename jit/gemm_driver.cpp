@@ -1,0 +1,427 @@
+// Note [GEMM blocking]
+// GotoBLAS/BLIS order. The output of each batch is cut into pieces, one per
+// thread (rows, or columns when there are few rows), and each piece runs on
+// its own: for each block of NC columns, for each block of KC steps of k,
+// the B block is packed into strips of tile_cols columns (kc x tile_cols,
+// sized to stay in L1 while every tile of the strip's column uses it); for
+// each block of MC rows the A block is packed into panels of tile_rows rows
+// (MC x KC, sized for L2), and the micro-kernel runs over every (strip,
+// panel) pair. KC, MC and NC come from the host's cache sizes. Partial sums
+// of earlier k blocks live in an output of the accumulation dtype; the last
+// block applies the epilogue (Note [GEMM micro-kernels]). A piece that
+// reads all of B packs all of B: with one piece per thread, each thread
+// packs what it reads and no thread waits for another.
+//
+// A few rows of A (m <= 16, decoding one token): packing B would cost as
+// much as the products, so the kernel reads B where it is (its rows
+// contiguous) with a short, wide tile, over the whole of k at once, and the
+// threads split the columns. That path is bound by reading B once.
+//
+// Note [GEMM prologues]
+// An elementwise producer of an operand (matmul(x * s, w)) that nothing
+// else reads is fused into the GEMM: its program is compiled as an
+// ordinary elementwise kernel of rank 2 over the operand's [rows, cols],
+// and the driver runs it on each block just before packing that block,
+// into a staging buffer that stays in L2. The operand is never written to
+// memory whole; the packing reads the staged block as it would the operand.
+//
+// Packing absorbs the operands' layouts: any row and column strides (a
+// transposed operand) and batch offsets (a broadcast batch) are read by the
+// packing loops, so no transposed copy is ever made.
+#include "wok/jit/gemm_driver.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <type_traits>
+
+#include <xmmintrin.h>
+
+#include "wok/runtime/error.h"
+#include "wok/runtime/storage.h"
+#include "wok/runtime/thread_pool.h"
+
+namespace wok::jit {
+
+namespace {
+
+constexpr int kMaxEntries = 32;
+constexpr int64_t kSmallM = 16;               // rows of A read with B in place
+constexpr int64_t kMinParallelFlops = 1 << 24;  // below: one thread (waking the pool costs more)
+
+int64_t env_int(const char* name, int64_t fallback) {
+  const char* v = std::getenv(name);
+  if (!v || !*v) return fallback;
+  char* end = nullptr;
+  long long x = std::strtoll(v, &end, 10);
+  return (end && *end == 0 && x > 0) ? x : fallback;
+}
+
+struct Blocking {
+  int64_t kc, mc, nc;
+};
+
+int64_t round_up(int64_t x, int64_t to) { return (x + to - 1) / to * to; }
+
+Blocking blocking_for(const GemmTile& tile, int64_t size, const GemmLayout& l) {
+  const CacheSizes& c = host_cache_sizes();
+  Blocking b;
+  // A strip of B (kc x tile_cols) of about 1.5 L1: deep enough that the
+  // tile's partial sums are stored and loaded rarely, while the strip and
+  // the next rows of the A panel still come from L1 and L2 in time
+  // (measured on Zen 4: 128 -> 384 is 96 -> 104 GFLOP/s at 1024).
+  static const int64_t kc_env = env_int("WOK_GEMM_KC", 0);
+  int64_t kc = kc_env ? kc_env : std::clamp<int64_t>(3 * c.l1d / (2 * tile.cols * size), 256, 512);
+  if (l.acc_entry < 0 || l.k <= kc) {
+    kc = std::max<int64_t>(l.k, 1);
+  } else {
+    const int64_t blocks = (l.k + kc - 1) / kc;  // equal blocks, none short
+    kc = round_up((l.k + blocks - 1) / blocks, 4);
+  }
+  b.kc = kc;
+  // The A block (mc x kc) in half of L2.
+  static const int64_t mc_env = env_int("WOK_GEMM_MC", 0);
+  int64_t mc = mc_env ? mc_env : c.l2 / (2 * kc * size);
+  b.mc = std::max<int64_t>(tile.rows, mc / tile.rows * tile.rows);
+  static const int64_t nc_env = env_int("WOK_GEMM_NC", 0);
+  int64_t nc = nc_env ? nc_env : std::min<int64_t>(4096, c.l3 / (4 * kc * size));
+  b.nc = std::max<int64_t>(tile.cols, nc / tile.cols * tile.cols);
+  return b;
+}
+
+// out[panel][p][r]: rows [0, mc) of a (strides rs, cs), steps [0, kc),
+// panels of `rows` rows, zero-padded.
+template <typename T>
+void pack_a(const T* a, int64_t rs, int64_t cs, int64_t mc, int64_t kc, int rows, T* out) {
+  for (int64_t i0 = 0; i0 < mc; i0 += rows) {
+    const int h = static_cast<int>(std::min<int64_t>(rows, mc - i0));
+    int r0 = 0;
+    if constexpr (std::is_same_v<T, float>) {
+      // Four rows at a time, four steps of k at a time: a 4x4 transpose in
+      // SSE registers (baseline x86-64) instead of scalar scattered stores.
+      if (cs == 1)
+        for (; r0 + 4 <= h; r0 += 4) {
+          const float* s0 = a + (i0 + r0) * rs;
+          int64_t p = 0;
+          for (; p + 4 <= kc; p += 4) {
+            __m128 x0 = _mm_loadu_ps(s0 + p), x1 = _mm_loadu_ps(s0 + rs + p);
+            __m128 x2 = _mm_loadu_ps(s0 + 2 * rs + p), x3 = _mm_loadu_ps(s0 + 3 * rs + p);
+            _MM_TRANSPOSE4_PS(x0, x1, x2, x3);
+            _mm_storeu_ps(out + (p + 0) * rows + r0, x0);
+            _mm_storeu_ps(out + (p + 1) * rows + r0, x1);
+            _mm_storeu_ps(out + (p + 2) * rows + r0, x2);
+            _mm_storeu_ps(out + (p + 3) * rows + r0, x3);
+          }
+          for (; p < kc; ++p)
+            for (int r = 0; r < 4; ++r) out[p * rows + r0 + r] = s0[r * rs + p];
+        }
+    }
+    for (int r = r0; r < h; ++r) {
+      const T* src = a + (i0 + r) * rs;
+      T* dst = out + r;
+      if (cs == 1)
+        for (int64_t p = 0; p < kc; ++p) dst[p * rows] = src[p];
+      else
+        for (int64_t p = 0; p < kc; ++p) dst[p * rows] = src[p * cs];
+    }
+    for (int r = h; r < rows; ++r)
+      for (int64_t p = 0; p < kc; ++p) out[p * rows + r] = T(0);
+    out += kc * rows;
+  }
+}
+
+// out[strip][p][j]: steps [0, kc) of b (strides rs, cs), columns [0, nc),
+// strips of `cols` columns, zero-padded.
+template <typename T>
+void pack_b(const T* b, int64_t rs, int64_t cs, int64_t kc, int64_t nc, int cols, T* out) {
+  for (int64_t j0 = 0; j0 < nc; j0 += cols) {
+    const int w = static_cast<int>(std::min<int64_t>(cols, nc - j0));
+    if (cs == 1) {
+      for (int64_t p = 0; p < kc; ++p) {
+        std::memcpy(out + p * cols, b + p * rs + j0, static_cast<size_t>(w) * sizeof(T));
+        for (int j = w; j < cols; ++j) out[p * cols + j] = T(0);
+      }
+    } else {
+      // Columns of b are contiguous when it is a transpose: walk them.
+      for (int j = 0; j < w; ++j) {
+        const T* src = b + (j0 + j) * cs;
+        for (int64_t p = 0; p < kc; ++p) out[p * cols + j] = src[p * rs];
+      }
+      for (int64_t p = 0; p < kc; ++p)
+        for (int j = w; j < cols; ++j) out[p * cols + j] = T(0);
+    }
+    out += kc * cols;
+  }
+}
+
+// One operand: read from memory, or computed block by block by its
+// prologue into a scratch buffer (Note [GEMM prologues]).
+struct Operand {
+  const char* data = nullptr;      // in memory: its base pointer
+  const GemmOperandLayout* layout = nullptr;
+  const GemmPrologue* prologue = nullptr;
+  void* const* ptrs = nullptr;     // the step's pointers (the prologue's inputs)
+  const uint64_t* params = nullptr;
+};
+
+// A block of an operand: where element (r, c) of the block is.
+template <typename T>
+struct Block {
+  const T* data;
+  int64_t rs, cs;
+};
+
+// Block [r0, r0 + rows) x [c0, c0 + cols) of batch bi of `op`; a prologue
+// writes it to `scratch` (rows x cols, contiguous).
+template <typename T>
+Block<T> block_of(const Operand& op, int64_t bi, int64_t r0, int64_t c0, int64_t rows, int64_t cols, T* scratch) {
+  if (!op.prologue) {
+    const GemmOperandLayout& l = *op.layout;
+    const T* base = reinterpret_cast<const T*>(op.data) + l.batch_offsets[static_cast<size_t>(bi)];
+    return {base + r0 * l.row_stride + c0 * l.col_stride, l.row_stride, l.col_stride};
+  }
+  const GemmPrologue& p = *op.prologue;
+  const int n = static_cast<int>(p.inputs.size());
+  void* ptrs[kMaxEntries + 1];
+  int64_t strides[2 * (kMaxEntries + 1)];
+  for (int i = 0; i < n; ++i) {
+    const GemmOperandLayout& in = p.inputs[i];
+    const int64_t off = in.batch_offsets[static_cast<size_t>(bi)] + r0 * in.row_stride + c0 * in.col_stride;
+    ptrs[i] = static_cast<char*>(op.ptrs[p.first_ptr + i]) +
+              off * static_cast<int64_t>(itemsize(p.spec.input_dtypes[i]));
+    strides[2 * i] = in.row_stride;
+    strides[2 * i + 1] = in.col_stride;
+  }
+  ptrs[n] = scratch;
+  strides[2 * n] = cols;
+  strides[2 * n + 1] = 1;
+  const int64_t shape[2] = {rows, cols};
+  KernelArgs args{ptrs, op.params, shape, strides};
+  p.kernel->fn(&args, 0, rows * cols);
+  return {scratch, cols, 1};
+}
+
+// What every tile of one call shares.
+struct Context {
+  const FusedKernelSpec& spec;
+  const GemmLayout& l;
+  GemmTile tile;
+  GemmTileFn fn;
+  void* const* entries;
+  std::vector<int64_t> entry_size;
+  std::vector<int64_t> row_strides;
+  const uint64_t* params;
+  Operand a, b;
+};
+
+// Runs one tile whose top-left element is (i, j) of batch bi.
+void run_tile(const Context& c, int64_t bi, int64_t i, int64_t j, const void* a, const void* b, int64_t ldb,
+              int64_t kc, int64_t rows, int64_t cols, int64_t flags) {
+  void* ptrs[kMaxEntries];
+  const int n = static_cast<int>(c.l.epilogue.size());
+  for (int e = 0; e < n; ++e) {
+    const GemmOperandLayout& o = c.l.epilogue[e];
+    const int64_t off = o.batch_offsets[static_cast<size_t>(bi)] + i * o.row_stride + j * o.col_stride;
+    ptrs[e] = static_cast<char*>(c.entries[e]) + off * c.entry_size[e];
+  }
+  GemmTileArgs args{};
+  args.a = a;
+  args.b = b;
+  args.ldb = ldb;
+  args.kc = kc;
+  // The accumulation buffer, else the first output: where the tile's rows
+  // go, which the kernel prefetches.
+  const int acc = c.l.acc_entry >= 0 ? c.l.acc_entry : c.spec.num_inputs() - 1;
+  args.acc = ptrs[acc];
+  args.ldacc = c.l.epilogue[acc].row_stride;
+  args.rows = rows;
+  args.cols = cols;
+  args.flags = flags;
+  args.ptrs = ptrs;
+  args.row_strides = c.row_strides.data();
+  args.params = c.params;
+  c.fn(&args);
+}
+
+// A scratch buffer from the caching allocator, for the packed blocks.
+template <typename T>
+struct Scratch {
+  explicit Scratch(int64_t elements)
+      : storage(Storage::allocate(static_cast<size_t>(std::max<int64_t>(elements, 1)) * sizeof(T), Device::cpu())) {}
+  T* get() const { return static_cast<T*>(storage->data()); }
+  StoragePtr storage;
+};
+
+// One piece: rows [i0, i1), columns [j0, j1) of batch bi, on this thread.
+// `staging` holds a block computed by a prologue before it is packed.
+template <typename T>
+void run_piece(const Context& c, const Blocking& bk, int64_t bi, int64_t i0, int64_t i1, int64_t j0, int64_t j1,
+               T* apack, T* bpack, T* staging) {
+  const GemmLayout& l = c.l;
+  const int MR = c.tile.rows, NR = c.tile.cols;
+  for (int64_t jc = j0; jc < j1; jc += bk.nc) {
+    const int64_t nc = std::min(bk.nc, j1 - jc);
+    for (int64_t pc = 0; pc < std::max<int64_t>(l.k, 1); pc += bk.kc) {
+      const int64_t kc = std::min(bk.kc, l.k - pc);
+      const int64_t flags = (pc > 0 ? kGemmLoadAcc : 0) | (pc + kc >= l.k ? kGemmEpilogue : 0);
+      const Block<T> b = block_of<T>(c.b, bi, pc, jc, kc, nc, staging);
+      pack_b(b.data, b.rs, b.cs, kc, nc, NR, bpack);
+      for (int64_t ic = i0; ic < i1; ic += bk.mc) {
+        const int64_t mc = std::min(bk.mc, i1 - ic);
+        const Block<T> a = block_of<T>(c.a, bi, ic, pc, mc, kc, staging);
+        pack_a(a.data, a.rs, a.cs, mc, kc, MR, apack);
+        for (int64_t jr = 0; jr < nc; jr += NR)
+          for (int64_t ir = 0; ir < mc; ir += MR)
+            run_tile(c, bi, ic + ir, jc + jr, apack + (ir / MR) * kc * MR, bpack + (jr / NR) * kc * NR, NR, kc,
+                     std::min<int64_t>(MR, mc - ir), std::min<int64_t>(NR, nc - jr), flags);
+      }
+    }
+  }
+}
+
+template <typename T>
+void run_blocked(const Context& c) {
+  const GemmLayout& l = c.l;
+  const int MR = c.tile.rows, NR = c.tile.cols;
+  const Blocking bk = blocking_for(c.tile, sizeof(T), l);
+  const double flops = 2.0 * static_cast<double>(l.batches) * static_cast<double>(l.m * l.n) * static_cast<double>(l.k);
+  const int64_t threads = flops < kMinParallelFlops ? 1 : std::max(1, ThreadPool::global().max_threads());
+  // Pieces per batch, and whether they split rows or columns.
+  const int64_t per_batch = l.batches >= threads ? 1 : (threads + l.batches - 1) / l.batches;
+  const int64_t row_tiles = (l.m + MR - 1) / MR, col_tiles = (l.n + NR - 1) / NR;
+  const bool split_rows = row_tiles >= 4 * per_batch || row_tiles >= col_tiles;
+  const int64_t tiles = split_rows ? row_tiles : col_tiles;
+  const int64_t pieces = std::min(per_batch, tiles);
+  const int64_t units = l.batches * pieces;
+  const int64_t mc_alloc = std::min(bk.mc, round_up(l.m, MR));
+  const int64_t nc_alloc = std::min(bk.nc, round_up(l.n, NR));
+  const int64_t kc_alloc = std::min(bk.kc, std::max<int64_t>(l.k, 1));
+  const bool prologue = c.a.prologue || c.b.prologue;
+  auto work = [&](int64_t ub, int64_t ue) {
+    // One block for both packed operands (and a prologue's staging), each
+    // part on a cache line.
+    const int64_t a_elems = round_up(mc_alloc * kc_alloc, 64), b_elems = round_up(kc_alloc * nc_alloc, 64);
+    const int64_t staging = prologue ? std::max(mc_alloc, nc_alloc) * kc_alloc : 0;
+    Scratch<T> pack(a_elems + b_elems + staging);
+    T* apack = pack.get();
+    T* bpack = apack + a_elems;
+    T* stage = bpack + b_elems;
+    for (int64_t u = ub; u < ue; ++u) {
+      const int64_t bi = u / pieces, piece = u % pieces;
+      const int64_t t0 = tiles * piece / pieces, t1 = tiles * (piece + 1) / pieces;
+      if (split_rows) run_piece<T>(c, bk, bi, t0 * MR, std::min(l.m, t1 * MR), 0, l.n, apack, bpack, stage);
+      else run_piece<T>(c, bk, bi, 0, l.m, t0 * NR, std::min(l.n, t1 * NR), apack, bpack, stage);
+    }
+  };
+  if (units == 1 || threads == 1) work(0, units);
+  else parallel_for(units, 1, work);
+}
+
+// m <= kSmallM (or all of B in L1), rows of b contiguous in memory: A
+// packed once per batch, B read in place over all of k; threads split
+// batches x groups of column tiles.
+template <typename T>
+void run_small_m(const Context& c) {
+  const GemmLayout& l = c.l;
+  const int MR = c.tile.rows, NR = c.tile.cols;
+  const int64_t panels = (l.m + MR - 1) / MR;
+  const int64_t per_batch = panels * MR * l.k;
+  Scratch<T> apack(l.batches * per_batch + (c.a.prologue ? l.m * l.k : 0));
+  T* staging = apack.get() + l.batches * per_batch;
+  for (int64_t bi = 0; bi < l.batches; ++bi) {
+    const Block<T> a = block_of<T>(c.a, bi, 0, 0, l.m, l.k, staging);
+    pack_a(a.data, a.rs, a.cs, l.m, l.k, MR, apack.get() + bi * per_batch);
+  }
+  const int64_t col_tiles = (l.n + NR - 1) / NR;
+  constexpr int64_t kTilesPerUnit = 4;
+  const int64_t groups = (col_tiles + kTilesPerUnit - 1) / kTilesPerUnit;
+  const double flops = 2.0 * static_cast<double>(l.batches) * static_cast<double>(l.m * l.n) * static_cast<double>(l.k);
+  auto work = [&](int64_t ub, int64_t ue) {
+    for (int64_t u = ub; u < ue; ++u) {
+      const int64_t bi = u / groups, g = u % groups;
+      const T* b = reinterpret_cast<const T*>(c.b.data) + l.b.batch_offsets[static_cast<size_t>(bi)];
+      for (int64_t jt = g * kTilesPerUnit; jt < std::min(col_tiles, (g + 1) * kTilesPerUnit); ++jt) {
+        const int64_t j = jt * NR;
+        for (int64_t pi = 0; pi < panels; ++pi)
+          run_tile(c, bi, pi * MR, j, apack.get() + bi * per_batch + pi * MR * l.k, b + j, l.b.row_stride, l.k,
+                   std::min<int64_t>(MR, l.m - pi * MR), std::min<int64_t>(NR, l.n - j), kGemmEpilogue);
+      }
+    }
+  };
+  const int64_t units = l.batches * groups;
+  if (flops < kMinParallelFlops / 4 || units == 1) work(0, units);
+  else parallel_for(units, 1, work);
+}
+
+}  // namespace
+
+bool gemm_dtype_supported(DType t) { return t == DType::kFloat32 || t == DType::kFloat64; }
+
+GemmTile choose_gemm_tile(DType t, CpuIsa isa, int64_t m) {
+  const int lanes = (isa == CpuIsa::kAvx512 ? 64 : 32) / static_cast<int>(itemsize(t));
+  // AVX-512 (32 registers): 14 x 2 vectors of accumulators, two of B, the
+  // broadcast of A inside the multiply-add. AVX2 (16): 6 x 2, two of B, one
+  // broadcast.
+  GemmTile tile = isa == CpuIsa::kAvx512 ? GemmTile{14, 2 * lanes} : GemmTile{6, 2 * lanes};
+  if (const char* v = std::getenv("WOK_GEMM_TILE"); v && m > kSmallM) {  // tuning: "rows,cols"
+    int r = 0, c = 0;
+    if (std::sscanf(v, "%d,%d", &r, &c) == 2 && r > 0 && c > 0 && c % lanes == 0) return GemmTile{r, c};
+  }
+  // A few rows: no padded rows, and four vectors per row keep enough
+  // multiply-adds in flight while the loads of B dominate. AVX2 has too
+  // few registers for 8 rows: from 5 rows its 6 x 2 tile wastes less than
+  // 4-row tiles, whose B loads feed too few multiply-adds.
+  if (m <= (isa == CpuIsa::kAvx512 ? kSmallM : 4)) {
+    const int rows = m <= 1 ? 1 : m <= 2 ? 2 : m <= 4 ? 4 : 8;
+    const int vecs = rows <= 2 || (isa == CpuIsa::kAvx512 && rows <= 4) ? 4 : 2;
+    tile = GemmTile{rows, vecs * lanes};
+  }
+  return tile;
+}
+
+void run_gemm(const FusedKernelSpec& spec, const GemmLayout& layout, void* const* ptrs, const uint64_t* params,
+              const uint64_t* a_params, const uint64_t* b_params, GemmTileFn fn) {
+  if (layout.m == 0 || layout.n == 0 || layout.batches == 0) return;
+  if (layout.epilogue.size() > static_cast<size_t>(kMaxEntries))
+    throw Error("wok JIT: a GEMM epilogue with more than 32 operands (internal error)");
+  Context c{spec, layout, GemmTile{spec.tile_rows, spec.tile_cols}, fn, ptrs + layout.first_entry, {}, {}, params,
+            {}, {}};
+  const int n_in = spec.num_inputs() - 1;
+  for (size_t e = 0; e < layout.epilogue.size(); ++e) {
+    const int k = static_cast<int>(e);
+    const DType t = k < n_in ? spec.input_dtypes[k + 1] : spec.output_dtype(k - n_in);
+    c.entry_size.push_back(static_cast<int64_t>(itemsize(t)));
+    c.row_strides.push_back(layout.epilogue[e].row_stride);
+  }
+  auto operand = [&](const GemmOperandLayout& l, int ptr, const std::optional<GemmPrologue>& p, const uint64_t* pp) {
+    Operand o;
+    o.layout = &l;
+    o.ptrs = ptrs;
+    if (p) {
+      o.prologue = &*p;
+      o.params = pp;
+    } else {
+      o.data = static_cast<const char*>(ptrs[ptr]);
+    }
+    return o;
+  };
+  c.a = operand(layout.a, layout.a_ptr, layout.a_prologue, a_params);
+  c.b = operand(layout.b, layout.b_ptr, layout.b_prologue, b_params);
+  // B read in place: for a few rows of A, or when all of B fits in L1
+  // (packing it would cost as much as the products).
+  const bool b_in_l1 = layout.k * layout.n * static_cast<int64_t>(itemsize(spec.input_dtypes[0])) <=
+                       host_cache_sizes().l1d;
+  const bool small = (layout.m <= kSmallM || b_in_l1) && layout.b.col_stride == 1 && !layout.b_prologue;
+  visit_dtype(spec.input_dtypes[0], [&](auto tag) {
+    using T = decltype(tag);
+    if constexpr (std::is_floating_point_v<T>) {
+      if (small) run_small_m<T>(c);
+      else run_blocked<T>(c);
+    } else {
+      throw Error("wok JIT: GEMM of a non-float dtype (internal error)");
+    }
+  });
+}
+
+}  // namespace wok::jit
