@@ -50,6 +50,18 @@ std::vector<int64_t> batch_offsets(const Shape& batch, const Strides& strides) {
   return out;
 }
 
+// A contiguous value of shape `v` read as broadcast to `space` (the
+// output's batches, then a matrix): its matrix strides (0 along broadcast
+// dims) and each batch's offset.
+GemmOperandLayout broadcast_layout(const Shape& v, const Shape& space, const Shape& batch) {
+  const Strides st = strides_in(v, space);
+  GemmOperandLayout o;
+  o.row_stride = st[st.size() - 2];
+  o.col_stride = st[st.size() - 1];
+  o.batch_offsets = batch_offsets(batch, Strides(st.begin(), st.end() - 2));
+  return o;
+}
+
 }  // namespace
 
 bool is_gemm_node(const PlanGraph& g, int node) {
@@ -240,11 +252,7 @@ LoweredKernel lower_gemm_group(const PlanGraph& g, const std::vector<int>& membe
       space.push_back(s[s.size() - 2]);
       space.push_back(s[s.size() - 1]);
       for (int iv : pk.input_values) {
-        const Strides st = strides_in(value_shape(g, iv), space);
-        GemmOperandLayout o;
-        o.row_stride = st[nd - 2];
-        o.col_stride = st[nd - 1];
-        o.batch_offsets = batch_offsets(batch, Strides(st.begin(), st.end() - 2));
+        GemmOperandLayout o = broadcast_layout(value_shape(g, iv), space, batch);
         pro.spec.input_broadcast.push_back({o.row_stride == 0, o.col_stride == 0});
         pro.inputs.push_back(std::move(o));
         operand_values.push_back(iv);
@@ -269,11 +277,7 @@ LoweredKernel lower_gemm_group(const PlanGraph& g, const std::vector<int>& membe
   }
   k.spec.input_broadcast.push_back({false, false});
   for (size_t i = 1; i < k.input_values.size(); ++i) {
-    const Strides st = strides_in(value_shape(g, k.input_values[i]), out);
-    GemmOperandLayout o;
-    o.row_stride = st[nd - 2];
-    o.col_stride = st[nd - 1];
-    o.batch_offsets = batch_offsets(batch, Strides(st.begin(), st.end() - 2));
+    GemmOperandLayout o = broadcast_layout(value_shape(g, k.input_values[i]), out, batch);
     k.spec.input_broadcast.push_back({o.row_stride == 0, o.col_stride == 0});
     l.epilogue.push_back(std::move(o));
   }
