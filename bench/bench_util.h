@@ -1,5 +1,6 @@
 // Shared by the wok benchmarks: per-iteration timing, ordered reporting,
-// paired ratios, default flags, and helpers for the Markdown tables.
+// paired ratios, default flags, helpers for the Markdown tables, and what
+// the benchmarks against another library (gemm.cpp, conv.cpp) share.
 //
 // Note [Timing on a shared machine]
 // Targets are ratios, never absolute times, and the machines are shared and
@@ -24,9 +25,11 @@
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <functional>
 #include <map>
+#include <memory>
 #include <string>
 #include <tuple>
 #include <vector>
@@ -57,17 +60,23 @@ inline double median_seconds(const std::string& name) {
 }
 
 // The benchmark loop: `body` once per iteration, each timed on its own and
-// kept under `name`. Register with ->UseManualTime().
-template <typename Body>
-void timed_loop(benchmark::State& st, const std::string& name, Body&& body) {
+// kept under `name`; `prep` before each iteration, untimed. Register with
+// ->UseManualTime().
+template <typename Body, typename Prep>
+void timed_loop(benchmark::State& st, const std::string& name, Body&& body, Prep&& prep) {
   std::vector<double>& kept = samples()[name];
   for (auto _ : st) {
+    prep();
     auto t0 = Clock::now();
     body();
     double s = seconds_since(t0);
     st.SetIterationTime(s);
     kept.push_back(s);
   }
+}
+template <typename Body>
+void timed_loop(benchmark::State& st, const std::string& name, Body&& body) {
+  timed_loop(st, name, body, [] {});
 }
 
 // Median over `rounds` of time(slow) / time(fast), the two run back to back
@@ -229,6 +238,111 @@ inline double paired_variants(const std::string& slow, const std::string& fast, 
   std::string s = name_of(slow, threads), f = name_of(fast, threads);
   if (std::isnan(median_seconds(s)) || std::isnan(median_seconds(f))) return NAN;
   return paired_ratio(variants().at(s), variants().at(f), rounds);
+}
+
+// ---- wok against another library ---------------------------------------------------
+// bench_gemm (OpenBLAS) and bench_conv (oneDNN): the same timed
+// registration, counting JIT compiles inside the timed loops, inputs, the
+// result check, the targets table's verdicts, and the re-execution that
+// makes the other library's idle threads sleep sooner.
+
+// Values uniform in [-1, 1], evaluated.
+inline wok::Tensor uniform(const wok::Shape& shape, uint64_t seed, wok::DType dtype = wok::DType::kFloat32) {
+  wok::Tensor t = wok::rand(shape, seed, dtype) * 2.0 - 1.0;
+  wok::eval({t});
+  return t;
+}
+
+// Largest |got - want| over the largest |want|, in float64.
+template <typename G, typename W>
+double relative_difference(const G* got, const W* want, int64_t n) {
+  double diff = 0, scale = 0;
+  for (int64_t i = 0; i < n; ++i) {
+    diff = std::max(diff, std::abs(static_cast<double>(got[i]) - static_cast<double>(want[i])));
+    scale = std::max(scale, std::abs(static_cast<double>(want[i])));
+  }
+  return diff / scale;
+}
+
+// A body timed per iteration, and what runs before each iteration, untimed
+// (may be empty).
+struct Timed {
+  std::function<void()> body;
+  std::function<void()> prep;
+};
+
+// JIT kernels compiled inside register_timed's timed loops, by thread count.
+inline std::map<int, int64_t>& timed_compiles() {
+  static std::map<int, int64_t> by_threads;
+  return by_threads;
+}
+
+// Registers name_of(what, threads). Each run first calls set_threads
+// (wok's thread count and the other library's); the first run in the
+// process gets the body from `make()` and runs it once, prep included,
+// untimed (JIT compile, page faults). Then the body is timed per iteration
+// (prep before each, untimed), and `work` per iteration is reported as
+// `unit` per second.
+inline void register_timed(const std::string& what, int threads, const char* unit, double work,
+                           void (*set_threads)(int), std::function<Timed()> make) {
+  const std::string name = name_of(what, threads);
+  auto made = std::make_shared<std::unique_ptr<Timed>>();
+  benchmark::RegisterBenchmark(name.c_str(),
+                               [=](benchmark::State& st) {
+                                 set_threads(threads);
+                                 if (!*made) {
+                                   *made = std::make_unique<Timed>(make());
+                                   if ((*made)->prep) (*made)->prep();
+                                   (*made)->body();
+                                 }
+                                 const Timed& t = **made;
+                                 const int64_t c0 = wok::stats().kernels_compiled;
+                                 timed_loop(st, name, t.body, [&t] {
+                                   if (t.prep) t.prep();
+                                 });
+                                 timed_compiles()[threads] += wok::stats().kernels_compiled - c0;
+                                 st.counters[unit] =
+                                     benchmark::Counter(work, benchmark::Counter::kIsIterationInvariantRate);
+                               })
+      ->UseManualTime()
+      ->Unit(benchmark::kMillisecond);
+}
+
+inline std::string verdict(bool ok) { return ok ? "met" : "MISSED"; }
+// "met: <figure>" or "MISSED: <figure>"; "n/a" when `value` is NaN (a side
+// did not run, e.g. filtered out).
+inline std::string target_text(double value, bool ok, const std::string& figure) {
+  return std::isnan(value) ? "n/a" : verdict(ok) + ": " + figure;
+}
+
+// The checks table's row for the JIT compiles inside the timed loops, at 1
+// and 2 threads; returns their total.
+inline int64_t print_timed_compiles_row() {
+  std::map<int, int64_t>& by_threads = timed_compiles();
+  int64_t total = 0;
+  for (auto [t, n] : by_threads) total += n;
+  std::printf("| JIT kernels compiled inside the timed loops (1 thread / 2 threads) | 0 | %lld / %lld | %s |\n",
+              static_cast<long long>(by_threads[1]), static_cast<long long>(by_threads[2]),
+              verdict(total == 0).c_str());
+  return total;
+}
+
+// Sets `var` to `value` and re-executes this binary (by its own path, so
+// the process keeps its name) with the same arguments, for a library that
+// reads `var` once, when it is loaded. Returns only if that fails, after
+// saying so: "<program>: re-executing with <var>=<value> failed; <library>
+// threads will spin".
+inline void reexec_with_env(char** argv, const char* var, const char* value, const char* program, const char* library) {
+  const std::string failure =
+      std::string(program) + ": re-executing with " + var + "=" + value + " failed; " + library + " threads will spin";
+  setenv(var, value, 1);
+  char self[4096];
+  const ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
+  if (n > 0) {
+    self[n] = '\0';
+    execv(self, argv);
+  }
+  std::perror(failure.c_str());
 }
 
 }  // namespace wok_bench

@@ -14,8 +14,9 @@
 //   evaluated as one wok expression, against its two bare matmuls (the two
 //   transformer-shape cases; OpenBLAS's column is its two bare sgemms)
 // References: an FMA peak probe (12 independent chains of vfmadd...ps per
-// thread, on zmm if the host has AVX-512, else ymm; Note [FMA peak probe])
-// and a STREAM triad over three 128 MiB arrays (each 4x a 32 MiB L3).
+// thread, on zmm if the host has AVX-512, else ymm) and a STREAM triad over
+// three 128 MiB arrays (each 4x a 32 MiB L3), shared with bench/conv.cpp
+// (bench/peak_probes.h, Note [FMA peak probe] there).
 //
 // Targets, from medians within this run, at both thread counts (the table
 // printed last says "met" or "MISSED" with the figure):
@@ -40,16 +41,14 @@
 // Run: build/bench/bench_gemm [--benchmark_filter=REGEX] [--benchmark_repetitions=N]
 //      [--benchmark_min_time=SECONDS]   (defaults: 5 repetitions, 0.1 s; about 2-3 minutes on 2 cores)
 #include <cblas.h>
-#include <immintrin.h>
-#include <unistd.h>
 
 #include <cstdlib>
 #include <functional>
 #include <memory>
-#include <set>
 #include <type_traits>
 
 #include "bench_util.h"
+#include "peak_probes.h"
 #include "wok/cache/cache_config.h"
 #include "wok/jit/kernel_cache.h"
 #include "wok/jit/plan_cache.h"
@@ -58,79 +57,13 @@ namespace {
 
 using wok::DType;
 using wok::Tensor;
+using wok_bench::FmaProbe;
 using wok_bench::fmt;
 using wok_bench::name_of;
+using wok_bench::target_text;
+using wok_bench::uniform;
+using wok_bench::verdict;
 constexpr int kThreadCounts[] = {1, 2};
-
-// ---- references ---------------------------------------------------------------------
-
-// Note [FMA peak probe]
-// kChains independent accumulators, each updated acc = acc * m + c once per
-// round: enough chains to cover FMA latency x FMA ports on current cores
-// (4-cycle latency, two 256-bit or one/two 512-bit pipes), few enough to
-// stay in registers beside the two constants. m < 1 keeps the values
-// bounded and normal. The result is returned so the loop is not dropped.
-constexpr int kChains = 12;
-constexpr int64_t kProbeRounds = int64_t{1} << 21;
-
-#define WOK_BENCH_FMA_ROUNDS(V, SET1, FMA, ADD, REDUCE)                                    \
-  V acc[kChains];                                                                          \
-  for (int j = 0; j < kChains; ++j) acc[j] = SET1(0.001f * static_cast<float>(j));         \
-  const V m = SET1(0.999999f), c = SET1(1e-6f);                                            \
-  for (int64_t r = 0; r < rounds; ++r) {                                                   \
-    _Pragma("GCC unroll 12") for (int j = 0; j < kChains; ++j) acc[j] = FMA(acc[j], m, c); \
-  }                                                                                        \
-  V s = acc[0];                                                                            \
-  for (int j = 1; j < kChains; ++j) s = ADD(s, acc[j]);                                    \
-  return REDUCE(s);
-
-// Sums by storing: GCC 12's _mm512_reduce_add_ps trips -Wuninitialized.
-__attribute__((target("avx512f"))) float reduce_m512(__m512 v) {
-  alignas(64) float f[16];
-  _mm512_store_ps(f, v);
-  float s = 0;
-  for (float x : f) s += x;
-  return s;
-}
-__attribute__((target("avx512f"))) float fma_rounds_avx512(int64_t rounds) {
-  WOK_BENCH_FMA_ROUNDS(__m512, _mm512_set1_ps, _mm512_fmadd_ps, _mm512_add_ps, reduce_m512)
-}
-
-__attribute__((target("avx2,fma"))) float reduce_m256(__m256 v) {
-  alignas(32) float f[8];
-  _mm256_store_ps(f, v);
-  float s = 0;
-  for (float x : f) s += x;
-  return s;
-}
-__attribute__((target("avx2,fma"))) float fma_rounds_avx2(int64_t rounds) {
-  WOK_BENCH_FMA_ROUNDS(__m256, _mm256_set1_ps, _mm256_fmadd_ps, _mm256_add_ps, reduce_m256)
-}
-#undef WOK_BENCH_FMA_ROUNDS
-
-struct FmaProbe {
-  const char* isa;
-  int lanes;  // float32 lanes per vector
-  float (*rounds)(int64_t);
-};
-// The widest vector FMA this host runs; lanes 0 when it has none.
-FmaProbe fma_probe() {
-  __builtin_cpu_init();
-  if (__builtin_cpu_supports("avx512f")) return {"AVX-512 (__m512, vfmadd...ps zmm)", 16, fma_rounds_avx512};
-  if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"))
-    return {"AVX2 (__m256, vfmadd...ps ymm)", 8, fma_rounds_avx2};
-  return {"none (no FMA)", 0, nullptr};
-}
-
-// STREAM triad a[i] = b[i] + s*c[i] over kTriadN float32 per array: 3 x
-// 128 MiB, 12x a 32 MiB L3. Counted: 12 bytes per element (b and c read,
-// a written; the write-allocate read of a is not counted).
-constexpr int64_t kTriadN = int64_t{1} << 25;
-constexpr double kTriadBytes = 12.0 * kTriadN;
-
-void triad(float* a, const float* b, const float* c, float s, int64_t n) {
-  for (int64_t i = 0; i < n; ++i) a[i] = b[i] + s * c[i];
-}
 
 // ---- cases --------------------------------------------------------------------------
 
@@ -150,12 +83,6 @@ struct Case {
   int64_t launches = 0;  // wok kernels per evaluation
 };
 std::vector<Case> g_cases;
-
-Tensor uniform(const wok::Shape& shape, uint64_t seed, DType dtype) {
-  Tensor t = wok::rand(shape, seed, dtype) * 2.0 - 1.0;
-  wok::eval({t});
-  return t;
-}
 
 template <typename T>
 void blas_gemm(bool trans_b, int m, int n, int k, const T* a, const T* b, T* c) {
@@ -191,14 +118,7 @@ void add_gemm(const std::string& id, const std::string& label, int64_t batch, in
   auto difference = [=](auto tag, const Tensor& result) {
     using T = decltype(tag);
     run(tag);
-    const T* got = result.data<T>();
-    const T* want = out->as<T>();
-    double diff = 0, scale = 0;
-    for (int64_t i = 0; i < batch * m * n; ++i) {
-      diff = std::max(diff, std::abs(static_cast<double>(got[i]) - static_cast<double>(want[i])));
-      scale = std::max(scale, std::abs(static_cast<double>(want[i])));
-    }
-    return diff / scale;
+    return wok_bench::relative_difference(result.data<T>(), out->as<T>(), batch * m * n);
   };
   if (dtype == DType::kFloat64) {
     c.blas = [run] { run(double{}); };
@@ -245,60 +165,22 @@ void make_cases() {
 
 // ---- registration -------------------------------------------------------------------
 
-std::set<std::string> g_warmed;
-std::map<int, int64_t> g_timed_compiles;  // JIT compiles inside timed loops, by thread count
-
 void set_threads(int threads) {
   wok::set_num_threads(threads);
   openblas_set_num_threads(threads);
 }
 
-// `body` timed per iteration at `threads` after one warm-up per process;
-// `work` per iteration is reported as `unit` per second.
-void register_timed(const std::string& what, int threads, const char* unit, double work, std::function<void()> body) {
-  const std::string name = name_of(what, threads);
-  benchmark::RegisterBenchmark(name.c_str(),
-                               [=](benchmark::State& st) {
-                                 set_threads(threads);
-                                 if (g_warmed.insert(name).second) body();
-                                 const int64_t c0 = wok::stats().kernels_compiled;
-                                 wok_bench::timed_loop(st, name, body);
-                                 g_timed_compiles[threads] += wok::stats().kernels_compiled - c0;
-                                 st.counters[unit] =
-                                     benchmark::Counter(work, benchmark::Counter::kIsIterationInvariantRate);
-                               })
-      ->UseManualTime()
-      ->Unit(benchmark::kMillisecond);
-}
-
-struct TriadArrays {
-  wok_bench::HostBuffer a{4 * kTriadN}, b{4 * kTriadN}, c{4 * kTriadN};
-};
-
-void register_all(const FmaProbe& probe, const TriadArrays& tr) {
+void register_all(const FmaProbe& probe, const wok_bench::TriadArrays& tr) {
+  // `body` timed per iteration at `t`; `work` per iteration reported as `unit` per second.
+  auto register_timed = [](const std::string& what, int t, const char* unit, double work, std::function<void()> body) {
+    wok_bench::register_timed(what, t, unit, work, set_threads, [body] { return wok_bench::Timed{body, {}}; });
+  };
   for (int t : kThreadCounts) {
     for (const Case& c : g_cases) {
       register_timed(c.id + "/wok", t, "FLOP/s", c.flops, [fn = c.wok] { wok::eval({fn()}); });
       if (c.blas) register_timed(c.id + "/openblas", t, "FLOP/s", c.flops, c.blas);
     }
-    if (probe.rounds) {
-      const double flops = 2.0 * t * kProbeRounds * kChains * probe.lanes;
-      register_timed("fma_peak", t, "FLOP/s", flops, [t, fn = probe.rounds] {
-        float sink[2] = {};
-        wok::parallel_for(t, 1, [&](int64_t b, int64_t e) {
-          for (int64_t i = b; i < e; ++i) sink[i] = fn(kProbeRounds);
-        });
-        benchmark::DoNotOptimize(sink);
-      });
-    }
-    register_timed("triad", t, "B/s", kTriadBytes, [&tr] {
-      float* a = tr.a.as<float>();
-      const float* b = tr.b.as<float>();
-      const float* c = tr.c.as<float>();
-      wok::parallel_for(kTriadN, int64_t{1} << 16,
-                        [&](int64_t s, int64_t e) { triad(a + s, b + s, c + s, 3.0f, e - s); });
-      benchmark::ClobberMemory();
-    });
+    wok_bench::register_peak_probes(probe, tr, t, set_threads);
   }
 }
 
@@ -340,13 +222,6 @@ const Case* find_case(const std::string& id) {
   return nullptr;
 }
 
-std::string verdict(bool ok) { return ok ? "met" : "MISSED"; }
-// "met: <figure>" or "MISSED: <figure>"; "n/a" when `value` is NaN (a side
-// did not run, e.g. filtered out).
-std::string target_text(double value, bool ok, const std::string& figure) {
-  return std::isnan(value) ? "n/a" : verdict(ok) + ": " + figure;
-}
-
 void print_tables(const FmaProbe& probe, const wok::RuntimeStats& before_run) {
   const wok::RuntimeStats after_run = wok::stats();
   auto secs = [](const std::string& what, int t) { return wok_bench::median_seconds(name_of(what, t)); };
@@ -373,31 +248,21 @@ void print_tables(const FmaProbe& probe, const wok::RuntimeStats& before_run) {
               worst <= kTolerance ? "" : ": WRONG RESULTS, the timings mean nothing");
   std::printf("OPENBLAS_THREAD_TIMEOUT=%s (Note [OpenBLAS's idle threads]).\n", std::getenv("OPENBLAS_THREAD_TIMEOUT"));
   std::printf("FMA peak probe: %s, %d independent chains per thread; float64 rows are read against half of it.\n",
-              probe.isa, kChains);
+              probe.isa, wok_bench::kChains);
   std::printf(
       "Triad a[i] = b[i] + s*c[i], 3 x %lld MiB float32 arrays; GB/s counts 12 bytes per element "
       "(2 reads + 1 write, write-allocate not counted).\n",
-      static_cast<long long>(4 * kTriadN >> 20));
+      static_cast<long long>(4 * wok_bench::kTriadN >> 20));
   std::printf("GFLOP/s of the feed-forward block counts its two matmuls only.\n");
   std::printf(
       "M = 1, 16 bound: weight bytes 768*3072*4 = %.0f B (note: 9 MiB, which fits in the L3, so repeated "
       "runs may read it from cache).\n",
       kWeightBytes);
 
-  // On a shared machine another process may hold a core for the whole run;
-  // the probe shows it.
-  const double scaling = secs("fma_peak", 1) * 2 / secs("fma_peak", 2);
-  if (scaling < 1.6)
-    std::printf(
-        "WARNING: the FMA probe at 2 threads is only %sx its rate at 1: the cores were shared with another "
-        "process, so the 2-thread rows do not show 2 cores.\n",
-        fmt(scaling).c_str());
+  wok_bench::warn_if_cores_shared();
 
   for (int t : kThreadCounts) {
-    const double peak = 2.0 * t * kProbeRounds * kChains * probe.lanes / secs("fma_peak", t) / 1e9;
-    const double triad_gbs = kTriadBytes / secs("triad", t) / 1e9;
-    std::printf("\n#### %d thread%s: FMA peak %s GFLOP/s (float32), triad %s GB/s\n\n", t, t == 1 ? "" : "s",
-                fmt(peak, 1).c_str(), fmt(triad_gbs, 1).c_str());
+    const auto [peak, triad_gbs] = wok_bench::print_peak_heading(probe, t);
     std::printf(
         "| case | wok ms | OpenBLAS ms | wok / OpenBLAS speed | wok GFLOP/s | OpenBLAS GFLOP/s | wok %% of peak "
         "| wok kernels/eval | target |\n");
@@ -455,14 +320,10 @@ void print_tables(const FmaProbe& probe, const wok::RuntimeStats& before_run) {
 
   // Compiles. Outside the timed loops (the once-per-variant warm-ups) the
   // kernels come from the disk cache on a warm start.
-  int64_t timed = 0;
-  for (auto [t, n] : g_timed_compiles) timed += n;
+  std::printf("\n### Compiles (wok::stats())\n\n| check | target | value | result |\n|---|---|---|---|\n");
+  const int64_t timed = wok_bench::print_timed_compiles_row();
   const int64_t warmup_compiled = after_run.kernels_compiled - before_run.kernels_compiled - timed;
   const int64_t warmup_disk = after_run.disk_hits - before_run.disk_hits;
-  std::printf("\n### Compiles (wok::stats())\n\n| check | target | value | result |\n|---|---|---|---|\n");
-  std::printf("| JIT kernels compiled inside the timed loops (1 thread / 2 threads) | 0 | %lld / %lld | %s |\n",
-              static_cast<long long>(g_timed_compiles[1]), static_cast<long long>(g_timed_compiles[2]),
-              verdict(timed == 0).c_str());
   std::string start_result;
   if (wok::cache::cache_config().directory.empty())
     start_result = "n/a: disk store off";
@@ -504,14 +365,7 @@ void print_tables(const FmaProbe& probe, const wok::RuntimeStats& before_run) {
 // A value already in the environment is kept.
 void limit_openblas_spin(char** argv) {
   if (std::getenv("OPENBLAS_THREAD_TIMEOUT")) return;
-  setenv("OPENBLAS_THREAD_TIMEOUT", "20", 1);
-  char self[4096];  // the binary's own path, so the process keeps its name
-  const ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
-  if (n > 0) {
-    self[n] = '\0';
-    execv(self, argv);
-  }
-  std::perror("bench_gemm: re-executing with OPENBLAS_THREAD_TIMEOUT=20 failed; OpenBLAS threads will spin");
+  wok_bench::reexec_with_env(argv, "OPENBLAS_THREAD_TIMEOUT", "20", "bench_gemm", "OpenBLAS");
 }
 
 int main(int argc, char** argv) {
@@ -520,11 +374,9 @@ int main(int argc, char** argv) {
       &argc, &argv,
       {"--benchmark_min_time=0.1", "--benchmark_repetitions=5", "--benchmark_enable_random_interleaving=true"});
   if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
-  const FmaProbe probe = fma_probe();
+  const FmaProbe probe = wok_bench::fma_probe();
   make_cases();
-  TriadArrays triad_arrays;
-  wok_bench::HostBuffer* bufs[] = {&triad_arrays.b, &triad_arrays.c};
-  for (wok_bench::HostBuffer* b : bufs) std::fill_n(b->as<float>(), kTriadN, 0.5f);
+  const wok_bench::TriadArrays triad_arrays;
   register_all(probe, triad_arrays);
   const wok::RuntimeStats before = wok::stats();
   wok_bench::run_and_print([&] { print_tables(probe, before); });

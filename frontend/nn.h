@@ -16,4 +16,26 @@ Tensor layer_norm(const Tensor& x, const Tensor& weight = {}, const Tensor& bias
 // x / sqrt(mean(x^2) + eps) over the last dim, then * weight when defined.
 Tensor rms_norm(const Tensor& x, const Tensor& weight = {}, double eps = 1e-6);
 
+// Normalizations of x [N, C, ...] (rank >= 2) with per-channel vectors of
+// shape [C]; weight and bias, when defined, scale and shift each channel
+// after normalizing. Integer inputs compute in floating point as in
+// layer_norm; the result's dtype is the promotion of that and the vectors'.
+//
+// Batch normalization in inference mode (ONNX BatchNormalization, PyTorch
+// batch_norm with training=false), computed as x * scale + shift with
+//   scale = weight / sqrt(running_var + eps), shift = bias - running_mean * scale
+// per channel, so each element costs one multiply-add, which the JIT fuses
+// into the epilogue of what produced x (a convolution, a matmul).
+Tensor batch_norm(const Tensor& x, const Tensor& running_mean, const Tensor& running_var, const Tensor& weight = {},
+                  const Tensor& bias = {}, double eps = 1e-5);
+// Mean and variance over each group of C / num_groups consecutive channels
+// and all their spatial positions (PyTorch group_norm, ONNX
+// GroupNormalization-21); weight and bias are per channel.
+Tensor group_norm(const Tensor& x, int64_t num_groups, const Tensor& weight = {}, const Tensor& bias = {},
+                  double eps = 1e-5);
+// Mean and variance per (n, c) over the spatial dims: group_norm with one
+// channel per group (ONNX InstanceNormalization, PyTorch instance_norm
+// without running statistics).
+Tensor instance_norm(const Tensor& x, const Tensor& weight = {}, const Tensor& bias = {}, double eps = 1e-5);
+
 }  // namespace wok

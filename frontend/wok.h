@@ -3,12 +3,14 @@
 #pragma once
 
 #include "wok/frontend/cache_api.h"
+#include "wok/frontend/conv.h"
 #include "wok/frontend/creation.h"
 #include "wok/frontend/cuda_api.h"
 #include "wok/frontend/dispatch.h"
 #include "wok/frontend/nn.h"
 #include "wok/frontend/observe_api.h"
 #include "wok/frontend/ops.h"
+#include "wok/frontend/pooling.h"
 #include "wok/frontend/runtime_api.h"
 #include "wok/frontend/tensor.h"
 #include "wok/runtime/device.h"

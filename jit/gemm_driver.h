@@ -10,6 +10,7 @@
 #include "wok/jit/fused_kernel.h"
 #include "wok/jit/gemm_kernel.h"
 #include "wok/jit/kernel_cache.h"
+#include "wok/runtime/conv_geometry.h"
 #include "wok/runtime/cpu_features.h"
 
 namespace wok::jit {
@@ -42,6 +43,11 @@ struct GemmLayout {
   GemmOperandLayout a, b;
   int a_ptr = 0, b_ptr = 1;
   std::optional<GemmPrologue> a_prologue, b_prologue;
+  // A convolution (Note [Convolution as a GEMM] in jit/gemm_lowering.cpp):
+  // B is the patch matrix of one image and group, read from the input
+  // image by the packing; b.batch_offsets give each batch's first channel.
+  std::optional<ConvGeometry> b_patches;
+  bool convolution = false;  // its tile is chosen for a convolution's shapes
   int first_entry = 2;  // the step's pointer of the first epilogue entry
   // Per entry of the tile's ptrs: the epilogue's inputs, then its outputs
   // (outputs have col_stride 1). Only col_stride 0 or 1 occur here.
@@ -56,7 +62,7 @@ struct GemmLayout {
 struct GemmTile {
   int rows = 0, cols = 0;
 };
-GemmTile choose_gemm_tile(DType t, CpuIsa isa, int64_t m);
+GemmTile choose_gemm_tile(DType t, CpuIsa isa, int64_t m, bool convolution = false);
 
 // The product's dtypes the GEMM generator handles.
 bool gemm_dtype_supported(DType t);

@@ -1,7 +1,28 @@
 // Matmuls the JIT generates, what may join them as their epilogue, and the
 // lowering of such a group to a GEMM kernel (Note [GEMM micro-kernels] in
 // jit/gemm_kernel.h, Note [GEMM blocking] in jit/gemm_driver.cpp).
+//
+// Note [Convolution as a GEMM]
+// A conv2d (other than a depthwise one, which has its own kernel) runs on
+// the same micro-kernels as a matmul, as an implicit GEMM: for each image
+// n and group g, out[n, g, :, :] = W_g [O/g, C/g * KH * KW] @ P_n,g, where
+// P is the patch matrix of the image (Note [Convolution patches] in
+// runtime/conv_geometry.h), with one column per output position (oh, ow).
+// The batches of the GEMM are the (image, group) pairs; A is the weights
+// in place (row stride C/g * KH * KW, each group's rows at its offset); B
+// is packed straight from the input image block by block, so the patch
+// matrix is never in memory; the product's [O/g, OH * OW] block of each
+// batch is the output's [n, g * O/g ..., :, :], row stride OH * OW. A 1x1
+// stride-1 convolution needs no patches: B is the image itself, read like
+// a matmul's operand.
+//
+// The epilogue sees the output [N, O, OH, OW] as [N, G] batches of
+// [O/g, OH * OW] matrices: an operand fuses when its layout has that form
+// (a per-channel [O, 1, 1] bias or scale: column stride 0; a residual of
+// the output's shape: column stride 1), so conv + bias + relu and a ResNet
+// block's conv + batch-norm + add + relu write the output once.
 #include <algorithm>
+#include <optional>
 
 #include "wok/jit/lowering.h"
 #include "wok/jit/program_splice.h"
@@ -62,11 +83,46 @@ GemmOperandLayout broadcast_layout(const Shape& v, const Shape& space, const Sha
   return o;
 }
 
+bool is_conv(const PlanGraph& g, int node) {
+  const std::string& name = g.fragment.nodes[node].op->name();
+  return name == "conv2d" || name == "conv1d";
+}
+
+ConvGeometry conv_geometry(const PlanGraph& g, int node) {
+  const std::vector<int> in = g.inputs_of(node);
+  return ConvGeometry::conv2d(value_shape(g, in[0]), value_shape(g, in[1]), *g.fragment.nodes[node].attrs);
+}
+
+// A contiguous value of shape `v` read as broadcast to a convolution's
+// output [N, O, OH, OW] (or [N, O, OW]), seen as batches (n, group) of
+// [O / groups, OH * OW] (Note [Convolution as a GEMM]); nullopt when the
+// spatial dims do not merge into one column stride.
+std::optional<GemmOperandLayout> conv_output_layout(const Shape& v, const ConvGeometry& cg) {
+  Strides st = strides_in(v, cg.output_shape());
+  if (cg.spatial == 1) st.insert(st.begin() + 2, 0);  // a height of 1
+  GemmOperandLayout o;
+  o.row_stride = st[1];
+  if (cg.oh == 1) o.col_stride = st[3];
+  else if (cg.ow == 1) o.col_stride = st[2];
+  else if (st[2] == cg.ow * st[3]) o.col_stride = st[3];
+  else return std::nullopt;
+  const int64_t og = cg.o_per_group();
+  for (int64_t n = 0; n < cg.n; ++n)
+    for (int64_t gi = 0; gi < cg.groups; ++gi) o.batch_offsets.push_back(n * st[0] + gi * og * st[1]);
+  return o;
+}
+
 }  // namespace
 
 bool is_gemm_node(const PlanGraph& g, int node) {
   const FragmentNode& n = g.fragment.nodes[node];
-  if (!g.target.fuses_gemm || n.op->name() != "matmul") return false;
+  if (!g.target.fuses_gemm) return false;
+  if (is_conv(g, node)) {
+    const ConvGeometry cg = conv_geometry(g, node);
+    if (cg.depthwise() || cg.k() == 0) return false;
+  } else if (n.op->name() != "matmul") {
+    return false;
+  }
   const DType t = g.fragment.values[n.outputs[0]].dtype;
   if (!gemm_dtype_supported(t)) return false;
   for (int v : g.inputs_of(node))
@@ -86,10 +142,11 @@ bool is_gemm_epilogue_input(const PlanGraph& g, int value, int gemm_node) {
   const size_t pad = out.size() - v.size();
   for (size_t d = 0; d < v.size(); ++d)
     if (v[d] != 1 && v[d] != out[pad + d]) return false;
-  return true;
+  return !is_conv(g, gemm_node) || conv_output_layout(v, conv_geometry(g, gemm_node)).has_value();
 }
 
 std::vector<int> gemm_prologue_members(const PlanGraph& g, int gemm_node, int side) {
+  if (is_conv(g, gemm_node)) return {};  // the packing reads patches of the image itself
   const int v = g.inputs_of(gemm_node)[static_cast<size_t>(side)];
   const int group = g.group[gemm_node];
   std::vector<char> in(g.fragment.nodes.size(), 0);
@@ -118,7 +175,8 @@ void absorb_gemm_prologues(PlanGraph& g) {
   const size_t nn = f.nodes.size();
   bool changed = false;
   for (size_t mm = 0; mm < nn; ++mm) {
-    if (!g.alive[mm] || g.group[mm] < 0 || !is_gemm_node(g, static_cast<int>(mm))) continue;
+    if (!g.alive[mm] || g.group[mm] < 0 || !is_gemm_node(g, static_cast<int>(mm)) || is_conv(g, static_cast<int>(mm)))
+      continue;
     for (int v : g.inputs_of(static_cast<int>(mm))) {
       const int p = g.producer[v];
       if (p < 0 || g.group[p] < 0 || g.group[p] == g.group[mm]) continue;
@@ -171,7 +229,8 @@ bool is_gemm_operand_view(const PlanGraph& g, int node) { return is_permute(g, n
 void absorb_gemm_operand_views(PlanGraph& g) {
   const Fragment& f = g.fragment;
   for (size_t n = 0; n < f.nodes.size(); ++n) {
-    if (!g.alive[n] || g.group[n] < 0 || !is_gemm_node(g, static_cast<int>(n))) continue;
+    if (!g.alive[n] || g.group[n] < 0 || !is_gemm_node(g, static_cast<int>(n)) || is_conv(g, static_cast<int>(n)))
+      continue;
     for (int v : g.inputs_of(static_cast<int>(n))) {
       const int p = g.producer[v];
       if (p < 0 || !g.alive[p] || g.constant[p] || g.group[p] >= 0 || !is_gemm_operand_view(g, p)) continue;
@@ -184,6 +243,53 @@ void absorb_gemm_operand_views(PlanGraph& g) {
     }
   }
 }
+
+namespace {
+
+// The GemmLayout of a convolution's group (Note [Convolution as a GEMM]);
+// `k` holds the epilogue's program with the product as input 0.
+void lower_conv_layout(const PlanGraph& g, int conv, const std::vector<int>& outputs, LoweredKernel& k) {
+  const ConvGeometry cg = conv_geometry(g, conv);
+  const std::vector<int> in = g.inputs_of(conv);
+  GemmLayout& l = k.gemm;
+  const int64_t og = cg.o_per_group(), cpg = cg.c_per_group(), cols = cg.oh * cg.ow;
+  l.m = og;
+  l.n = cols;
+  l.k = cg.k();
+  l.batches = cg.n * cg.groups;
+  l.a_ptr = 1;  // the weights; the step's pointers are the image, then the weights
+  l.b_ptr = 0;
+  l.a.row_stride = l.k;
+  l.a.col_stride = 1;
+  l.b.row_stride = cg.h * cg.w;
+  l.b.col_stride = 1;
+  for (int64_t n = 0; n < cg.n; ++n)
+    for (int64_t gi = 0; gi < cg.groups; ++gi) {
+      l.a.batch_offsets.push_back(gi * og * l.k);
+      l.b.batch_offsets.push_back((n * cg.c + gi * cpg) * cg.h * cg.w);
+    }
+  if (!cg.pointwise()) l.b_patches = cg;
+  l.convolution = true;
+  k.spec.input_broadcast.push_back({false, false});
+  for (size_t i = 1; i < k.input_values.size(); ++i) {
+    GemmOperandLayout o = *conv_output_layout(value_shape(g, k.input_values[i]), cg);
+    k.spec.input_broadcast.push_back({o.row_stride == 0, o.col_stride == 0});
+    l.epilogue.push_back(std::move(o));
+  }
+  const int n_in = static_cast<int>(k.input_values.size()) - 1;
+  const DType t = g.fragment.values[g.canonical[g.fragment.nodes[conv].outputs[0]]].dtype;
+  for (size_t o = 0; o < outputs.size(); ++o) {
+    l.epilogue.push_back(*conv_output_layout(cg.output_shape(), cg));
+    if (l.acc_entry < 0 && k.spec.output_dtype(static_cast<int>(o)) == t) l.acc_entry = n_in + static_cast<int>(o);
+  }
+  l.first_entry = 2;
+  k.input_values.erase(k.input_values.begin());
+  k.input_values.insert(k.input_values.begin(), {in[0], in[1]});
+  k.shape = {l.m, l.n};
+  k.numel = l.batches * l.m * l.n;
+}
+
+}  // namespace
 
 LoweredKernel lower_gemm_group(const PlanGraph& g, const std::vector<int>& members, const std::vector<int>& outputs) {
   const Fragment& f = g.fragment;
@@ -224,6 +330,10 @@ LoweredKernel lower_gemm_group(const PlanGraph& g, const std::vector<int>& membe
 
   k.spec.kind = KernelKind::kGemm;
   k.spec.rank = 2;
+  if (is_conv(g, mm)) {
+    lower_conv_layout(g, mm, outputs, k);
+    return k;
+  }
   const Shape& out = value_shape(g, product);
   const size_t nd = out.size();
   const Shape batch(out.begin(), out.end() - 2);

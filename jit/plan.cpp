@@ -18,7 +18,8 @@ absl::StatusOr<std::shared_ptr<const Plan>> build_plan(const Fragment& fragment,
     if (st.kind != PlanStep::Kind::kKernel) continue;
     if (st.lowered.spec.is_gemm()) {
       // The register tile is the host's: it is part of the kernel's signature.
-      const GemmTile tile = choose_gemm_tile(st.lowered.spec.input_dtypes[0], isa, st.lowered.gemm.m);
+      const GemmTile tile = choose_gemm_tile(st.lowered.spec.input_dtypes[0], isa, st.lowered.gemm.m,
+                                             st.lowered.gemm.convolution);
       st.lowered.spec.tile_rows = tile.rows;
       st.lowered.spec.tile_cols = tile.cols;
       for (std::optional<GemmPrologue>* p : {&st.lowered.gemm.a_prologue, &st.lowered.gemm.b_prologue}) {

@@ -178,7 +178,8 @@ std::vector<ShadowDiff> shadow_compare(const Plan& plan, const Fragment& f, std:
     if (depth[k] > 0) {
       const double eps = d.float64 ? 0x1p-53 : 0x1p-24;
       rel_bound = std::max(rel_bound, 2.0 * static_cast<double>(depth[k]) * eps);
-      d.bound = "relative 2 k u = " + std::to_string(rel_bound) + " (matmul over k = " + std::to_string(depth[k]) + ")";
+      d.bound = "relative 2 k u = " + std::to_string(rel_bound) + " (a GEMM (matmul, convolution) over k = " +
+                std::to_string(depth[k]) + ")";
     }
     d.beyond_bound = max_rel[k] > rel_bound || (!d.reduces && d.max_ulp > 0);
     const bool differs = d.max_abs > 0 || d.max_ulp > 0;

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <memory>
 
 #include "wok/runtime/device.h"
@@ -32,5 +33,19 @@ class Storage {
 };
 
 using StoragePtr = std::shared_ptr<Storage>;
+
+// A kernel's scratch buffer of `elements` T on the CPU, from the caching
+// allocator: kernels reuse the same blocks call after call instead of
+// touching fresh pages (each first touch is a page fault).
+template <typename T>
+class ScratchBuffer {
+ public:
+  explicit ScratchBuffer(int64_t elements)
+      : storage_(Storage::allocate(static_cast<size_t>(elements > 0 ? elements : 1) * sizeof(T), Device::cpu())) {}
+  T* get() const { return static_cast<T*>(storage_->data()); }
+
+ private:
+  StoragePtr storage_;
+};
 
 }  // namespace wok

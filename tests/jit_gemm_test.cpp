@@ -5,23 +5,21 @@
 // counts of the fused groups, the two backends agreeing, and its errors.
 //
 // Every float check is per element against a bound that grows with K (see
-// gemm_bound) and with what each epilogue step does to the error already
-// there (see the Ref functions below).
+// dot_bound in bounded_reference.h) and with what each epilogue step does to
+// the error already there (see the Ref functions below).
 #include <gtest/gtest.h>
 #include <wok/wok.h>
 
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
-#include <cstdlib>
-#include <functional>
-#include <limits>
 #include <random>
 #include <string>
 #include <tuple>
 #include <utility>
 #include <vector>
 
+#include "bounded_reference.h"
 #include "test_util.h"
 
 namespace {
@@ -30,83 +28,9 @@ using wok::DType;
 using wok::Shape;
 using wok::Tensor;
 
-constexpr DType kF32 = DType::kFloat32;
-constexpr DType kF64 = DType::kFloat64;
-constexpr DType kFloatTypes[] = {kF32, kF64};
-
-double eps_of(DType t) { return t == kF32 ? 0x1p-23 : 0x1p-52; }
-double tiny_of(DType t) {
-  return t == kF32 ? std::numeric_limits<float>::min() : std::numeric_limits<double>::min();
-}
-
-// Allowed |c - exact| of one GEMM output of dtype `t`: a sum of k products
-// whose magnitudes sum to `abs_sum` (sum_p |a_ip b_pj|).
-//
-// Why proportional to K: each output is a sum of K rounded (or fused)
-// products, and the kernel may add them in any order (K split into cache
-// blocks, partial sums in several register lanes, FMA or not). Whatever
-// the order, each of the at most K roundings of a partial sum errs by at
-// most eps times that partial sum, and every partial sum is at most
-// abs_sum, so the total is at most about K * eps * abs_sum. The factor 4
-// covers the products' own rounding and the float64 reference's error;
-// `tiny` covers underflow in products of small values.
-double gemm_bound(DType t, int64_t k, double abs_sum) {
-  return static_cast<double>(k) * eps_of(t) * 4 * abs_sum + tiny_of(t);
-}
-
-// The rounding a transcendental epilogue step may add, in ulps of its
-// result (and, for gelu and silu, of its argument, since 0.5 x (1 + tanh)
-// cancels for negative x).
-constexpr double kTranscendentalUlps = 8;
+using namespace wref;
 
 // ---- reference arrays ---------------------------------------------------------
-
-// A row-major array of float64 values and, per element, how far a correct
-// `dtype` result may lie from it. Inputs have err 0: their values are
-// exactly representable in their dtype.
-struct Ref {
-  Shape shape;
-  DType dtype = kF32;
-  std::vector<double> v, err;
-};
-
-Ref random_ref(DType t, Shape shape, uint32_t seed) {
-  const size_t n = static_cast<size_t>(wok::numel(shape));
-  Ref r{std::move(shape), t, {}, std::vector<double>(n, 0.0)};
-  if (t == kF32) {
-    std::vector<float> v = wt::random_values<float>(n, -1, 1, seed);
-    r.v.assign(v.begin(), v.end());
-  } else {
-    r.v = wt::random_values<double>(n, -1, 1, seed);
-  }
-  return r;
-}
-
-Tensor tensor_of(const Ref& r) {
-  if (r.dtype == kF32) return wok::from_vector(std::vector<float>(r.v.begin(), r.v.end()), r.shape);
-  return wok::from_vector(r.v, r.shape);
-}
-
-DType promoted(DType a, DType b) { return a == kF64 || b == kF64 ? kF64 : kF32; }
-
-// out[i] = in[offset + sum_d idx_d * strides_d]: the reference side of
-// permute, slice and broadcast_to.
-Ref gather(const Ref& in, Shape shape, const wok::Strides& strides, int64_t offset) {
-  const int64_t n = wok::numel(shape);
-  Ref out{shape, in.dtype, std::vector<double>(static_cast<size_t>(n)), std::vector<double>(static_cast<size_t>(n))};
-  std::vector<int64_t> idx(shape.size(), 0);
-  for (int64_t i = 0; i < n; ++i) {
-    int64_t src = offset;
-    for (size_t d = 0; d < shape.size(); ++d) src += idx[d] * strides[d];
-    out.v[static_cast<size_t>(i)] = in.v[static_cast<size_t>(src)];
-    out.err[static_cast<size_t>(i)] = in.err[static_cast<size_t>(src)];
-    for (size_t d = shape.size(); d-- > 0;) {
-      if (++idx[d] < shape[d]) break;
-      idx[d] = 0;
-    }
-  }
-  return out;
-}
 
 Ref ref_permute(const Ref& r, const std::vector<int64_t>& dims) {
   const wok::Strides st = wok::contiguous_strides(r.shape);
@@ -136,10 +60,8 @@ Ref ref_slice(const Ref& r, size_t axis, int64_t start, int64_t stop, int64_t st
   return gather(r, shape, strides, offset);
 }
 
-Ref ref_broadcast(const Ref& r, const Shape& shape) { return gather(r, shape, wok::broadcast_strides(r.shape, shape), 0); }
-
 // NumPy matmul of the references (1-D operands promoted, batch dims
-// broadcast). The bound is gemm_bound plus the inputs' own errors carried
+// broadcast). The bound is dot_bound plus the inputs' own errors carried
 // through the sum: sum_p (e_a |b| + |a| e_b + e_a e_b).
 Ref ref_matmul(Ref a, Ref b) {
   const bool vec_a = a.shape.size() == 1, vec_b = b.shape.size() == 1;
@@ -185,22 +107,8 @@ Ref ref_matmul(Ref a, Ref b) {
         }
         const size_t o = static_cast<size_t>((bi * m + i) * n + j);
         out.v[o] = acc;
-        out.err[o] = carried + gemm_bound(out.dtype, k, mag);
+        out.err[o] = carried + dot_bound(out.dtype, k, mag);
       }
-  }
-  return out;
-}
-
-// a + b with broadcasting: the errors add, plus one rounding of the sum
-// (bounded by eps (|a| + |b|), doubled for slack).
-Ref ref_add(const Ref& a, const Ref& b) {
-  const Shape shape = *wok::broadcast_shapes(a.shape, b.shape);
-  const Ref x = ref_broadcast(a, shape), y = ref_broadcast(b, shape);
-  Ref out{shape, promoted(a.dtype, b.dtype), x.v, x.err};
-  const double eps = eps_of(out.dtype);
-  for (size_t i = 0; i < out.v.size(); ++i) {
-    out.v[i] = x.v[i] + y.v[i];
-    out.err[i] = x.err[i] + y.err[i] + 2 * eps * (std::fabs(x.v[i]) + std::fabs(y.v[i]));
   }
   return out;
 }
@@ -215,23 +123,6 @@ Ref ref_scale(Ref r, double s) {
   return r;
 }
 
-// f applied elementwise: an error e in the argument moves f by at most
-// lipschitz * e; then f's own rounding, up to kTranscendentalUlps of its
-// result (and of its argument when `arg_ulps`).
-template <typename F>
-Ref ref_unary(Ref r, F f, double lipschitz, bool arg_ulps) {
-  const double eps = eps_of(r.dtype), tiny = tiny_of(r.dtype);
-  for (size_t i = 0; i < r.v.size(); ++i) {
-    const double x = r.v[i], y = f(x);
-    r.v[i] = y;
-    r.err[i] = lipschitz * r.err[i] + kTranscendentalUlps * eps * (std::fabs(y) + (arg_ulps ? std::fabs(x) : 0)) + tiny;
-  }
-  return r;
-}
-
-double gelu_ref(double x) { return 0.5 * x * (1.0 + std::tanh(0.7978845608028654 * (x + 0.044715 * x * x * x))); }
-double sigmoid_ref(double x) { return 1.0 / (1.0 + std::exp(-x)); }
-
 // exp(clamp(x, -3, 3)): clamp moves an error by at most itself; exp turns
 // an error e into at most exp(y) * expm1(e).
 Ref ref_exp_clamped(Ref r) {
@@ -242,50 +133,6 @@ Ref ref_exp_clamped(Ref r) {
     r.err[i] = y * std::expm1(r.err[i]) + kTranscendentalUlps * eps * y + tiny;
   }
   return r;
-}
-
-// The tensor's dtype and shape are r's, and every element lies within
-// r.err of r.v. Up to 8 offending elements are listed.
-::testing::AssertionResult matches(const Tensor& t, const Ref& r, const std::string& what) {
-  if (t.dtype() != r.dtype)
-    return ::testing::AssertionFailure() << what << ": dtype " << wt::dname(t.dtype()) << ", want "
-                                         << wt::dname(r.dtype);
-  if (t.shape() != r.shape)
-    return ::testing::AssertionFailure() << what << ": shape " << wok::shape_str(t.shape()) << ", want "
-                                         << wok::shape_str(r.shape);
-  const std::vector<double> got = t.to_vector<double>();
-  const int64_t cols = r.shape.empty() ? 1 : r.shape.back();
-  auto fail = ::testing::AssertionFailure();
-  int bad = 0;
-  for (size_t i = 0; i < got.size(); ++i) {
-    const double diff = std::fabs(got[i] - r.v[i]);
-    if (diff <= r.err[i]) continue;  // false for nan
-    if (++bad <= 8)
-      fail << "\n  " << what << " element " << i << " (row " << static_cast<int64_t>(i) / cols << ", col "
-           << static_cast<int64_t>(i) % cols << "): got " << wt::fmt(got[i]) << " want " << wt::fmt(r.v[i])
-           << " |diff| " << diff << " > bound " << r.err[i];
-  }
-  if (bad == 0) return ::testing::AssertionSuccess();
-  return fail << "\n  " << what << ": " << bad << " of " << got.size() << " elements outside the bound";
-}
-
-// Two results of the same program (e.g. under the two backends) agree
-// within the sum of their bounds.
-::testing::AssertionResult agree(const Tensor& x, const Tensor& y, const Ref& r, const std::string& what) {
-  if (x.shape() != y.shape() || x.dtype() != y.dtype())
-    return ::testing::AssertionFailure() << what << ": " << wt::dname(x.dtype()) << wok::shape_str(x.shape())
-                                         << " vs " << wt::dname(y.dtype()) << wok::shape_str(y.shape());
-  const std::vector<double> a = x.to_vector<double>(), b = y.to_vector<double>();
-  auto fail = ::testing::AssertionFailure();
-  int bad = 0;
-  for (size_t i = 0; i < a.size(); ++i) {
-    if (std::fabs(a[i] - b[i]) <= 2 * r.err[i]) continue;
-    if (++bad <= 8)
-      fail << "\n  " << what << " element " << i << ": " << wt::fmt(a[i]) << " vs " << wt::fmt(b[i])
-           << ", bound 2 x " << r.err[i];
-  }
-  if (bad == 0) return ::testing::AssertionSuccess();
-  return fail << "\n  " << what << ": " << bad << " of " << a.size() << " elements disagree";
 }
 
 std::string case_name(DType t, const Shape& sa, const Shape& sb) {
@@ -343,23 +190,23 @@ void apply(Ep e, Tensor& t, Ref& r, uint32_t seed) {
     }
     case Ep::kRelu:
       t = wok::relu(t);
-      r = ref_unary(r, [](double x) { return std::max(x, 0.0); }, 1.0, false);
+      r = ref_unary(r, [](double x) { return std::max(x, 0.0); }, 1.0, kTranscendentalUlps, false);
       break;
     case Ep::kGelu:  // |gelu'| <= 1.13
       t = wok::gelu(t);
-      r = ref_unary(r, gelu_ref, 1.2, true);
+      r = ref_unary(r, gelu_ref, 1.2, kTranscendentalUlps, true);
       break;
     case Ep::kSilu:  // |silu'| <= 1.1
       t = wok::silu(t);
-      r = ref_unary(r, [](double x) { return x * sigmoid_ref(x); }, 1.2, true);
+      r = ref_unary(r, [](double x) { return x * sigmoid_ref(x); }, 1.2, kTranscendentalUlps, true);
       break;
     case Ep::kSigmoid:
       t = wok::sigmoid(t);
-      r = ref_unary(r, sigmoid_ref, 0.25, false);
+      r = ref_unary(r, sigmoid_ref, 0.25, kTranscendentalUlps, false);
       break;
     case Ep::kTanh:
       t = wok::tanh(t);
-      r = ref_unary(r, [](double x) { return std::tanh(x); }, 1.0, false);
+      r = ref_unary(r, [](double x) { return std::tanh(x); }, 1.0, kTranscendentalUlps, false);
       break;
     case Ep::kExpClamped:
       t = wok::exp(wok::clamp(t, -3.0, 3.0));
@@ -443,7 +290,9 @@ TEST_P(JitGemmShapes, EmptyAndZeroInner) {
     // K = 0 with an epilogue: the bias alone.
     const Ref a = random_ref(t, {4, 0}, 1), b = random_ref(t, {0, 6}, 2), bias = random_ref(t, {6}, 3);
     Tensor y = wok::relu(wok::matmul(tensor_of(a), tensor_of(b)) + tensor_of(bias));
-    EXPECT_TRUE(matches(y, ref_unary(ref_add(ref_matmul(a, b), bias), [](double x) { return std::max(x, 0.0); }, 1, false),
+    EXPECT_TRUE(matches(y,
+                        ref_unary(ref_add(ref_matmul(a, b), bias), [](double x) { return std::max(x, 0.0); }, 1,
+                                  kTranscendentalUlps, false),
                         "relu(matmul(K=0) + bias)"));
   }
 }
@@ -588,7 +437,7 @@ TEST_P(JitGemmLayouts, ElementwiseInputs) {
       ra.v[i] = ra.v[i] * 2 + 1;
       ra.err[i] = 2 * eps_of(t) * (std::fabs(ra.v[i]) + 2);
     }
-    const Ref rb = ref_unary(b, [](double x) { return std::tanh(x); }, 1, false);
+    const Ref rb = ref_unary(b, [](double x) { return std::tanh(x); }, 1, kTranscendentalUlps, false);
     EXPECT_TRUE(matches(y, ref_matmul(ra, rb), "matmul(a * 2 + 1, tanh(b)) " + wt::dname(t)));
   }
 }
@@ -639,7 +488,8 @@ TEST_P(JitGemmEpilogue, Chain) {
     const Ref x = random_ref(t, {50, 64}, 50), w = random_ref(t, {64, 72}, 51);
     const Ref b = random_ref(t, {72}, 52), res = random_ref(t, {50, 72}, 53);
     Tensor y = wok::gelu(wok::matmul(tensor_of(x), tensor_of(w)) + tensor_of(b)) * 0.5 + tensor_of(res);
-    const Ref r = ref_add(ref_scale(ref_unary(ref_add(ref_matmul(x, w), b), gelu_ref, 1.2, true), 0.5), res);
+    const Ref h = ref_unary(ref_add(ref_matmul(x, w), b), gelu_ref, 1.2, kTranscendentalUlps, true);
+    const Ref r = ref_add(ref_scale(h, 0.5), res);
     EXPECT_TRUE(matches(y, r, "gelu(matmul(x, w) + b) * 0.5 + r " + wt::dname(t)));
   }
 }
@@ -669,7 +519,8 @@ TEST_P(JitGemmEpilogue, EpilogueBroadcastsTheProduct) {
     const Ref a = random_ref(t, {17, 30}, 70), b = random_ref(t, {30, 23}, 71);
     const Ref big = random_ref(t, {3, 17, 23}, 72), col3 = random_ref(t, {3, 1, 1}, 73);
     Tensor y = wok::relu(wok::matmul(tensor_of(a), tensor_of(b)) + tensor_of(big)) * tensor_of(col3);
-    Ref r = ref_unary(ref_add(ref_matmul(a, b), big), [](double x) { return std::max(x, 0.0); }, 1, false);
+    Ref r = ref_unary(ref_add(ref_matmul(a, b), big), [](double x) { return std::max(x, 0.0); }, 1,
+                      kTranscendentalUlps, false);
     // * col3: like ref_scale, per batch.
     const Ref c = ref_broadcast(col3, r.shape);
     for (size_t i = 0; i < r.v.size(); ++i) {
@@ -754,23 +605,7 @@ INSTANTIATE_TEST_SUITE_P(, JitGemmDTypes, wt::kBothBackends, wt::backend_param_n
 
 // The elementwise chain that consumes a matmul's result runs inside the
 // GEMM kernel: one launch per matmul.
-class JitGemmFusion : public ::testing::Test {
- protected:
-  void SetUp() override {
-    if (wok::host_cpu_isa() == wok::CpuIsa::kBaseline) GTEST_SKIP() << "host has no AVX2: the JIT is off";
-    const char* env = std::getenv("WOK_BACKEND");
-    if (wok::backend() == wok::Backend::kPrecompiled || (env && std::string(env) == "precompiled"))
-      GTEST_SKIP() << "backend is precompiled: launch counts are the JIT's";
-    wok::set_backend(wok::Backend::kJit);
-  }
-  void TearDown() override { wok::set_backend(wok::Backend::kJit); }
-  // Launches that evaluating `ys` takes (their inputs are ready).
-  static int64_t launches_of(const std::vector<Tensor>& ys) {
-    wok::reset_stats();
-    wok::eval(ys);
-    return wok::stats().kernel_launches;
-  }
-};
+class JitGemmFusion : public wt::JitLaunchCounts {};
 
 TEST_F(JitGemmFusion, PlainMatmulIsOneLaunch) {
   const Ref a = random_ref(kF32, {64, 48}, 100), b = random_ref(kF32, {48, 40}, 101);
@@ -784,8 +619,9 @@ TEST_F(JitGemmFusion, BiasReluIsOneLaunch) {
     const Ref a = random_ref(t, {64, 48}, 102), b = random_ref(t, {48, 40}, 103), bias = random_ref(t, {40}, 104);
     Tensor y = wok::relu(wok::matmul(tensor_of(a), tensor_of(b)) + tensor_of(bias));
     EXPECT_EQ(launches_of({y}), 1) << "relu(matmul(a, b) + bias) " << wt::dname(t);
-    EXPECT_TRUE(matches(y, ref_unary(ref_add(ref_matmul(a, b), bias), [](double x) { return std::max(x, 0.0); }, 1,
-                                     false),
+    EXPECT_TRUE(matches(y,
+                        ref_unary(ref_add(ref_matmul(a, b), bias), [](double x) { return std::max(x, 0.0); }, 1,
+                                  kTranscendentalUlps, false),
                         "relu(matmul + bias) " + wt::dname(t)));
   }
 }
@@ -797,35 +633,27 @@ TEST_F(JitGemmFusion, FeedForwardBlockIsTwoLaunches) {
   Tensor tx = tensor_of(x);
   Tensor y = wok::matmul(wok::gelu(wok::matmul(tx, tensor_of(w1)) + tensor_of(b1)), tensor_of(w2)) + tensor_of(b2) + tx;
   EXPECT_EQ(launches_of({y}), 2);
-  const Ref h = ref_unary(ref_add(ref_matmul(x, w1), b1), gelu_ref, 1.2, true);
+  const Ref h = ref_unary(ref_add(ref_matmul(x, w1), b1), gelu_ref, 1.2, kTranscendentalUlps, true);
   EXPECT_TRUE(matches(y, ref_add(ref_add(ref_matmul(h, w2), b2), x), "feed-forward block"));
 }
 
 // ---- backends agree ---------------------------------------------------------------------
 
 // The same matmul + epilogue programs under set_backend(kJit) and
-// set_backend(kPrecompiled) (what WOK_BACKEND=jit|precompiled selects; the
-// variable is read once per process, so the test switches in process):
-// each within the bound of the reference, and within twice the bound of
-// each other.
+// set_backend(kPrecompiled) (expect_backends_agree): each within the bound
+// of the reference, and within twice the bound of each other.
 TEST(JitGemmBackends, PrecompiledAndJitAgree) {
-  const wok::Backend saved = wok::backend();
   for (DType t : kFloatTypes) {
     const Ref x = random_ref(t, {45, 64}, 110), w = random_ref(t, {64, 70}, 111), ws = random_ref(t, {70, 64}, 112);
     const Ref b = random_ref(t, {70}, 113), res = random_ref(t, {45, 70}, 114);
     const Ref w2 = random_ref(t, {70, 64}, 115);
-    struct Program {
-      std::string name;
-      std::function<Tensor()> run;
-      Ref ref;
-    };
     const Ref p = ref_matmul(x, w);
     const Ref biased = ref_add(p, b);
-    const Ref h = ref_unary(biased, gelu_ref, 1.2, true);
+    const Ref h = ref_unary(biased, gelu_ref, 1.2, kTranscendentalUlps, true);
     const std::vector<Program> programs = {
         {"matmul", [&] { return wok::matmul(tensor_of(x), tensor_of(w)); }, p},
         {"relu(matmul + b)", [&] { return wok::relu(wok::matmul(tensor_of(x), tensor_of(w)) + tensor_of(b)); },
-         ref_unary(biased, [](double v) { return std::max(v, 0.0); }, 1, false)},
+         ref_unary(biased, [](double v) { return std::max(v, 0.0); }, 1, kTranscendentalUlps, false)},
         {"matmul(x, ws.T) * 0.5 + r",
          [&] { return wok::matmul(tensor_of(x), tensor_of(ws).transpose()) * 0.5 + tensor_of(res); },
          ref_add(ref_scale(ref_matmul(x, ref_swap_last2(ws)), 0.5), res)},
@@ -839,40 +667,13 @@ TEST(JitGemmBackends, PrecompiledAndJitAgree) {
          },
          ref_add(ref_matmul(h, w2), x)},
     };
-    for (const Program& prog : programs) {
-      const std::string what = prog.name + " " + wt::dname(t);
-      wok::set_backend(wok::Backend::kJit);
-      Tensor jit = prog.run();
-      wok::eval({jit});
-      wok::set_backend(wok::Backend::kPrecompiled);
-      Tensor pre = prog.run();
-      wok::eval({pre});
-      EXPECT_TRUE(matches(jit, prog.ref, what + " (jit)"));
-      EXPECT_TRUE(matches(pre, prog.ref, what + " (precompiled)"));
-      EXPECT_TRUE(agree(jit, pre, prog.ref, what + " jit vs precompiled"));
-    }
+    expect_backends_agree(programs, " " + wt::dname(t));
   }
-  wok::set_backend(saved);
 }
 
 // ---- errors -------------------------------------------------------------------------------
 
-// `fn` throws E whose message contains every one of `parts`.
-template <typename E, typename Fn>
-::testing::AssertionResult throws_naming(Fn&& fn, const std::vector<std::string>& parts) {
-  try {
-    fn();
-  } catch (const E& e) {
-    const std::string msg = e.what();
-    for (const std::string& p : parts)
-      if (msg.find(p) == std::string::npos)
-        return ::testing::AssertionFailure() << "message \"" << msg << "\" does not name \"" << p << "\"";
-    return ::testing::AssertionSuccess();
-  } catch (const std::exception& e) {
-    return ::testing::AssertionFailure() << "threw another error: " << e.what();
-  }
-  return ::testing::AssertionFailure() << "did not throw";
-}
+using wt::throws_naming;
 
 TEST(JitGemmErrors, InnerDimensionsDiffer) {
   Tensor a = wok::zeros({5, 37}), b = wok::zeros({41, 3});

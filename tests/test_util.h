@@ -8,6 +8,8 @@
 
 #include <cmath>
 #include <cstdint>
+#include <cstdlib>
+#include <exception>
 #include <functional>
 #include <limits>
 #include <random>
@@ -76,6 +78,13 @@ double ulp_error(T got, long double want) {
   if (std::fabs(want) >= kMax + ulp_at<T>(kMax) / 2) want = std::copysign(static_cast<long double>(INFINITY), want);
   if (std::isinf(want) || std::isinf(got)) return static_cast<long double>(got) == want ? 0.0 : INFINITY;
   return static_cast<double>(std::fabs(static_cast<long double>(got) - want) / ulp_at<T>(want));
+}
+
+// Machine epsilon (the spacing of the values just above 1) and the smallest
+// normal value: float32's for kFloat32, float64's otherwise.
+inline double eps_of(wok::DType t) { return t == wok::DType::kFloat32 ? 0x1p-23 : 0x1p-52; }
+inline double tiny_of(wok::DType t) {
+  return t == wok::DType::kFloat32 ? std::numeric_limits<float>::min() : std::numeric_limits<double>::min();
 }
 
 // ---- reading tensors ---------------------------------------------------------------
@@ -202,6 +211,25 @@ template <typename T>
               << ")";
 }
 
+// ---- errors -------------------------------------------------------------------------
+
+// `fn` throws E whose message contains every one of `parts`.
+template <typename E, typename Fn>
+::testing::AssertionResult throws_naming(Fn&& fn, const std::vector<std::string>& parts) {
+  try {
+    fn();
+  } catch (const E& e) {
+    const std::string msg = e.what();
+    for (const std::string& p : parts)
+      if (msg.find(p) == std::string::npos)
+        return ::testing::AssertionFailure() << "message \"" << msg << "\" does not name \"" << p << "\"";
+    return ::testing::AssertionSuccess();
+  } catch (const std::exception& e) {
+    return ::testing::AssertionFailure() << "threw another error: " << e.what();
+  }
+  return ::testing::AssertionFailure() << "did not throw";
+}
+
 // ---- inputs ---------------------------------------------------------------------------
 
 // Random values of T: uniform in [lo, hi] for floats; uniform integers in
@@ -305,5 +333,29 @@ inline const auto kBothBackends = ::testing::Values(wok::Backend::kJit, wok::Bac
 inline std::string backend_param_name(const ::testing::TestParamInfo<wok::Backend>& info) {
   return info.param == wok::Backend::kJit ? "Jit" : "Precompiled";
 }
+
+// ---- launch counts under the JIT --------------------------------------------------
+
+// A suite that counts the kernel launches of fused programs: they are the
+// JIT's, so it skips where the JIT is off or the precompiled backend is
+// selected (set_backend or WOK_BACKEND=precompiled), and runs under the JIT
+// otherwise. TEST_F(MySuite, ...) with `class MySuite : public wt::JitLaunchCounts {};`.
+class JitLaunchCounts : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (wok::host_cpu_isa() == wok::CpuIsa::kBaseline) GTEST_SKIP() << "host has no AVX2: the JIT is off";
+    const char* env = std::getenv("WOK_BACKEND");
+    if (wok::backend() == wok::Backend::kPrecompiled || (env && std::string(env) == "precompiled"))
+      GTEST_SKIP() << "backend is precompiled: launch counts are the JIT's";
+    wok::set_backend(wok::Backend::kJit);
+  }
+  void TearDown() override { wok::set_backend(wok::Backend::kJit); }
+  // Launches that evaluating `ys` takes (their inputs are ready).
+  static int64_t launches_of(const std::vector<wok::Tensor>& ys) {
+    wok::reset_stats();
+    wok::eval(ys);
+    return wok::stats().kernel_launches;
+  }
+};
 
 }  // namespace wt

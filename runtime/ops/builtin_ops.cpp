@@ -8,6 +8,8 @@ void register_reduction_ops(OpRegistry& r);
 void register_movement_ops(OpRegistry& r);
 void register_linalg_ops(OpRegistry& r);
 void register_creation_ops(OpRegistry& r);
+void register_pool_ops(OpRegistry& r);
+void register_conv_ops(OpRegistry& r);
 }  // namespace ops
 
 void register_builtin_ops(OpRegistry& registry) {
@@ -16,6 +18,8 @@ void register_builtin_ops(OpRegistry& registry) {
   ops::register_movement_ops(registry);
   ops::register_linalg_ops(registry);
   ops::register_creation_ops(registry);
+  ops::register_pool_ops(registry);
+  ops::register_conv_ops(registry);
 }
 
 }  // namespace wok

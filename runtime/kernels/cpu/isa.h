@@ -23,6 +23,8 @@ void register_fill_kernels(OpRegistry& r);
 void register_reduction_kernels(OpRegistry& r);
 void register_movement_kernels(OpRegistry& r);
 void register_matmul_kernels(OpRegistry& r);
+void register_pool_kernels(OpRegistry& r);
+void register_conv_kernels(OpRegistry& r);
 }  // inline namespace WOK_ISA_NS
 }  // namespace cpu
 }  // namespace wok
