@@ -188,9 +188,16 @@ void run_piece(const Context& c, const Blocking& bk, int64_t bi, int64_t i0, int
                T* apack, T* bpack, T* staging, T* prepared) {
   const GemmLayout& l = c.l;
   const int MR = c.tile.rows, NR = c.tile.cols;
-  if (c.patches)
-    prepare_conv_image(*l.b_patches, *c.patches,
-                  reinterpret_cast<const T*>(c.b.data) + l.b.batch_offsets[static_cast<size_t>(bi)], prepared);
+  if (c.patches) {
+    // Only the plane rows this piece's output rows read: with the columns
+    // split between threads, each prepares its part of the image, not all
+    // of it.
+    const ConvGeometry& g = *l.b_patches;
+    const int64_t oh0 = j0 / g.ow, oh1 = (j1 - 1) / g.ow;
+    const int64_t reach = (g.kh - 1) * g.dh / g.sh;
+    prepare_conv_image(g, *c.patches, reinterpret_cast<const T*>(c.b.data) + l.b.batch_offsets[static_cast<size_t>(bi)],
+                       prepared, -1, oh0, std::min(c.patches->hq, oh1 + reach + 1));
+  }
   for (int64_t jc = j0; jc < j1; jc += bk.nc) {
     const int64_t nc = std::min(bk.nc, j1 - jc);
     for (int64_t pc = 0; pc < std::max<int64_t>(l.k, 1); pc += bk.kc) {

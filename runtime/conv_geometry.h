@@ -109,11 +109,12 @@ struct ConvPhasePlanes {
 };
 
 // Writes the phase planes of `channels` channels of `image` (its first
-// channel's plane at image[0]) to `out`.
+// channel's plane at image[0]) to `out`: their rows [qy_begin, qy_end).
 template <typename T>
 static void prepare_conv_image(const ConvGeometry& g, const ConvPhasePlanes& pp, const T* image, T* out,
-                        int64_t channels = -1) {
+                               int64_t channels = -1, int64_t qy_begin = 0, int64_t qy_end = -1) {
   if (channels < 0) channels = g.c_per_group();
+  if (qy_end < 0) qy_end = pp.hq + 1;  // every row and the slack
   for (int64_t ci = 0; ci < channels; ++ci)
     for (int64_t a = 0; a < g.sh; ++a)
       for (int64_t b = 0; b < g.sw; ++b) {
@@ -122,7 +123,7 @@ static void prepare_conv_image(const ConvGeometry& g, const ConvPhasePlanes& pp,
         const int64_t x0 = b - g.pl;
         const int64_t lo = std::min(pp.wq, x0 >= 0 ? 0 : (-x0 + g.sw - 1) / g.sw);
         const int64_t hi = std::max(lo, std::min(pp.wq, g.w - 1 - x0 < 0 ? 0 : (g.w - 1 - x0) / g.sw + 1));
-        for (int64_t qy = 0; qy <= pp.hq; ++qy) {  // the last row is the slack
+        for (int64_t qy = qy_begin; qy < qy_end; ++qy) {  // row hq is the slack
           T* dst = plane + qy * pp.wq;
           const int64_t y = qy * g.sh + a - g.pt;
           // Plain loops, not memcpy and memset: rows are short, and the

@@ -280,6 +280,20 @@ TEST_P(ConvOps2d, RandomGeometries) {
   }
 }
 
+// Large enough (over 2^24 flops, 16 or more column tiles) that the JIT
+// splits one image's columns between threads, each preparing only the rows
+// of the padded image it reads (stride 1 and 2, dilation 2).
+TEST_P(ConvOps2d, ColumnsSplitBetweenThreads) {
+  const ConvCase cases[] = {
+      {.n = 1, .c = 32, .h = 40, .w = 40, .o = 32, .kh = 3, .kw = 3, .pad = {1, 1, 1, 1}},
+      {.n = 1, .c = 16, .h = 64, .w = 63, .o = 64, .kh = 3, .kw = 3, .stride = {2, 2}, .pad = {1, 0, 1, 2},
+       .four_pads = true},
+      {.n = 1, .c = 24, .h = 45, .w = 44, .o = 40, .kh = 3, .kw = 3, .pad = {2, 2, 2, 2}, .dilation = {2, 2}},
+  };
+  uint32_t seed = 500;
+  for (const ConvCase& p : cases) expect_conv2d(kF32, p, true, seed++, "columns split between threads");
+}
+
 TEST_P(ConvOps2d, EmptyBatch) {
   for (DType t : kFloatTypes) {
     const ConvCase p{.n = 0, .c = 3, .h = 5, .w = 5, .o = 4, .kh = 3, .kw = 3, .pad = {1, 1, 1, 1}};
