@@ -6,7 +6,6 @@
 
 #include <algorithm>
 #include <cstdint>
-#include <cstring>
 #include <vector>
 
 #include "wok/runtime/attrs.h"
@@ -55,38 +54,8 @@ struct ConvGeometry {
 //   x[ci, oh * sh - pt + kh * dh, ow * sw - pl + kw * dw]
 // or 0 in the padding. Both the precompiled kernel (which writes the whole
 // matrix for one image) and the JIT's packing (which writes a block of it
-// straight into the micro-kernel's strips, never the whole matrix) fill it
-// with conv_patch_row: for one row, a run of columns [j0, j1), in segments
-// of one output row each, a copy (strided when sw > 1) between zeros.
-//
-// These helpers are `static`: the precompiled kernels compile this header
-// once per ISA, and an inline template with external linkage would leave
-// the linker free to keep the AVX-512 copy for every caller.
-template <typename T>
-static void conv_patch_row(const ConvGeometry& g, const T* channel, int64_t kh, int64_t kw, int64_t j0, int64_t j1,
-                    T* dst) {
-  const int64_t ih_off = kh * g.dh - g.pt, iw_off = kw * g.dw - g.pl;
-  // The output columns whose input column is inside the image.
-  const int64_t lo = std::min(g.ow, iw_off >= 0 ? 0 : (-iw_off + g.sw - 1) / g.sw);
-  const int64_t hi = std::max(lo, std::min(g.ow, g.w - 1 - iw_off < 0 ? 0 : (g.w - 1 - iw_off) / g.sw + 1));
-  for (int64_t j = j0; j < j1;) {
-    const int64_t oh = j / g.ow, ow0 = j % g.ow, ow1 = std::min(g.ow, ow0 + (j1 - j));
-    T* d = dst + (j - j0) - ow0;  // d[ow] is column (oh, ow)
-    const int64_t ih = oh * g.sh + ih_off;
-    if (ih < 0 || ih >= g.h) {
-      for (int64_t ow = ow0; ow < ow1; ++ow) d[ow] = T(0);
-    } else {
-      const T* src = channel + ih * g.w + iw_off;
-      const int64_t a = std::clamp(lo, ow0, ow1), b = std::clamp(hi, a, ow1);
-      for (int64_t ow = ow0; ow < a; ++ow) d[ow] = T(0);
-      if (g.sw == 1) std::memcpy(d + a, src + a, static_cast<size_t>(b - a) * sizeof(T));
-      else
-        for (int64_t ow = a; ow < b; ++ow) d[ow] = src[ow * g.sw];
-      for (int64_t ow = b; ow < ow1; ++ow) d[ow] = T(0);
-    }
-    j += ow1 - ow0;
-  }
-}
+// straight into the micro-kernel's strips, never the whole matrix) read
+// its rows from the image's phase planes below.
 
 // Note [Phase planes]
 // The patch matrix's rows are shifted windows of the padded image, except
@@ -110,6 +79,9 @@ struct ConvPhasePlanes {
 
 // Writes the phase planes of `channels` channels of `image` (its first
 // channel's plane at image[0]) to `out`: their rows [qy_begin, qy_end).
+// `static`: the precompiled kernels compile this header once per ISA, and
+// an inline template with external linkage would leave the linker free to
+// keep the AVX-512 copy for every caller.
 template <typename T>
 static void prepare_conv_image(const ConvGeometry& g, const ConvPhasePlanes& pp, const T* image, T* out,
                                int64_t channels = -1, int64_t qy_begin = 0, int64_t qy_end = -1) {

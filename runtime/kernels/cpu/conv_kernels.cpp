@@ -1,12 +1,12 @@
 // Precompiled kernels of conv2d and conv_transpose2d, float32 and float64.
 //
 // conv2d: per image and group, the patch matrix (Note [Convolution
-// patches] in runtime/conv_geometry.h) is written to a scratch buffer and
-// multiplied by the group's weights with the blocked GEMM of
-// gemm_blocked.h; a 1x1 stride-1 convolution multiplies the image itself.
-// Depthwise convolutions (one input channel per group) are not GEMM-shaped:
-// each output plane is a sum of KH * KW shifted, scaled rows of its input
-// plane, a loop the compiler vectorizes along the output row.
+// patches] in runtime/conv_geometry.h) is copied from the image's phase
+// planes to a scratch buffer and multiplied by the group's weights with the
+// blocked GEMM of gemm_blocked.h; a 1x1 stride-1 convolution multiplies the
+// image itself.
+// Depthwise convolutions (one input channel per group) are not GEMM-shaped
+// and have their own loop (Note [Depthwise convolution]).
 //
 // conv_transpose2d: per image and group, the columns W_g^T @ x_g
 // ([O/g * KH * KW, H * W]) are scattered and added into the output
@@ -110,17 +110,23 @@ void conv2d_typed(const ConvGeometry& g, const T* x, const T* w, T* out) {
   if (g.depthwise()) return depthwise(g, x, w, out);
   const int64_t cg = g.c_per_group(), og = g.o_per_group(), k = g.k(), cols = g.oh * g.ow;
   const int64_t plane = g.h * g.w;
-  ScratchBuffer<T> patches(g.pointwise() ? 0 : k * cols);
+  const ConvPhasePlanes pp = ConvPhasePlanes::of(g);
+  ScratchBuffer<T> patches(g.pointwise() ? 0 : k * cols + pp.elements(g));
+  T* pm = patches.get();
+  T* prepared = pm + k * cols;
   for (int64_t n = 0; n < g.n; ++n)
     for (int64_t gi = 0; gi < g.groups; ++gi) {
       const T* xg = x + (n * g.c + gi * cg) * plane;
       const T* b = xg;
       if (!g.pointwise()) {
-        T* pm = patches.get();
+        // Row r of the patch matrix is a window of the prepared image
+        // (Note [Phase planes]): one copy of OW elements per output row.
+        prepare_conv_image(g, pp, xg, prepared);
         parallel_for(k, std::max<int64_t>(1, (1 << 15) / std::max<int64_t>(cols, 1)), [&](int64_t r0, int64_t r1) {
           for (int64_t r = r0; r < r1; ++r) {
-            const int64_t ci = r / (g.kh * g.kw), kh = (r / g.kw) % g.kh, kw = r % g.kw;
-            conv_patch_row(g, xg + ci * plane, kh, kw, 0, cols, pm + r * cols);
+            const T* src = prepared + pp.row_offset[static_cast<size_t>(r)];
+            for (int64_t oh = 0; oh < g.oh; ++oh)
+              std::memcpy(pm + r * cols + oh * g.ow, src + oh * pp.wq, static_cast<size_t>(g.ow) * sizeof(T));
           }
         });
         b = pm;
