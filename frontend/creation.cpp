@@ -12,6 +12,9 @@ namespace wok {
 namespace detail {
 
 Tensor from_bytes(const void* data, Shape shape, DType dtype, Device device, int64_t given_numel) {
+  // Names the ready tensor's creator in the live-memory report: the return
+  // address is in from_vector<T>, which is inline in the user's code.
+  WOK_CALLER_SCOPE();
   int infer = -1;
   int64_t known = 1;
   for (size_t i = 0; i < shape.size(); ++i) {
@@ -36,6 +39,7 @@ Tensor from_bytes(const void* data, Shape shape, DType dtype, Device device, int
 }  // namespace detail
 
 Tensor scalar_tensor(Scalar value, Device device) {
+  WOK_CALLER_SCOPE();
   return visit_dtype(value.dtype(), [&](auto tag) {
     using T = decltype(tag);
     T v = value.to<T>();

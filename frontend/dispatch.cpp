@@ -2,21 +2,20 @@
 
 #include "wok/frontend/backends.h"
 #include "wok/runtime/evaluator.h"
+#include "wok/runtime/observe/call_site.h"
 #include "wok/runtime/observe/events.h"
 #include "wok/runtime/pool_allocator.h"
 
 namespace wok::detail {
 
-namespace {
-thread_local std::source_location t_site{};
-thread_local bool t_site_open = false;
-thread_local const void* t_caller = nullptr;  // the outermost CallerScope's
-}  // namespace
+// The scopes' state is the runtime's (runtime/observe/call_site.h): the
+// live-tensor registry reads it for tensors created outside an op.
+using observe::t_call_site;
 
 CallerScope::CallerScope(const void* return_address) noexcept {
 #if WOK_EVENTS
-  if (!t_caller) {
-    t_caller = return_address;
+  if (!t_call_site.caller) {
+    t_call_site.caller = return_address;
     outermost_ = true;
   }
 #endif
@@ -24,15 +23,15 @@ CallerScope::CallerScope(const void* return_address) noexcept {
 
 CallerScope::~CallerScope() {
 #if WOK_EVENTS
-  if (outermost_) t_caller = nullptr;
+  if (outermost_) t_call_site.caller = nullptr;
 #endif
 }
 
 CallSiteScope::CallSiteScope(const std::source_location& site) noexcept {
 #if WOK_EVENTS
-  if (!t_site_open) {
-    t_site_open = outermost_ = true;
-    t_site = site;
+  if (!t_call_site.site_open) {
+    t_call_site.site_open = outermost_ = true;
+    t_call_site.site = site;
   }
 #endif
 }
@@ -40,13 +39,15 @@ CallSiteScope::CallSiteScope(const std::source_location& site) noexcept {
 CallSiteScope::~CallSiteScope() {
 #if WOK_EVENTS
   if (outermost_) {
-    t_site_open = false;
-    t_site = std::source_location{};
+    t_call_site.site_open = false;
+    t_call_site.site = std::source_location{};
   }
 #endif
 }
 
-std::source_location CallSiteScope::current() noexcept { return t_site_open ? t_site : std::source_location{}; }
+std::source_location CallSiteScope::current() noexcept {
+  return t_call_site.site_open ? t_call_site.site : std::source_location{};
+}
 
 std::string describe_inputs(const RegisteredOp& op, std::span<const Tensor> inputs) {
   std::string s;
@@ -133,8 +134,8 @@ std::shared_ptr<Node> record_node(const RegisteredOp& op, std::span<const Tensor
   auto node = std::allocate_shared<Node>(PoolAllocator<Node>(), &op, std::move(attrs), std::move(in_impls),
                                         std::move(metas));
 #if WOK_EVENTS
-  if (t_site_open) node->site = t_site;
-  else node->caller = t_caller;
+  if (t_call_site.site_open) node->site = t_call_site.site;
+  else node->caller = t_call_site.caller;
   if (WOK_OBSERVING(observe::EventKind::kOpRecorded)) {
     observe::Event e;
     e.kind = observe::EventKind::kOpRecorded;

@@ -6,6 +6,7 @@
 //   WOK_LOG=compile,cache,eval,...   one stderr line per event of those kinds
 //   WOK_SHADOW=N             compare one JIT evaluation in N with precompiled kernels
 //   WOK_ASYNC_COMPILE=1      never stall on a compile: run precompiled meanwhile
+//   WOK_CHECK_STREAMS=1      stop at a step not ordered after what it touches
 #pragma once
 
 #include <cstdio>
@@ -14,6 +15,7 @@
 
 #include "wok/frontend/dispatch.h"
 #include "wok/runtime/observe/events.h"
+#include "wok/runtime/stream_order_check.h"
 
 namespace wok {
 
@@ -59,6 +61,19 @@ std::string report_string();
 void collect_report(bool on = true);
 void reset_report();
 
+// ---- live memory ------------------------------------------------------------------
+// The tensors alive now, grouped by the call site that created them (bytes,
+// counts, an example dtype and shape; a buffer shared by views counted
+// once), the pending graphs pinning memory with their node counts, and the
+// growth warnings: live memory that rose at each of WOK_GROWTH_EVALS (16)
+// evaluations in a row of one program. Tensors are tracked while
+// track_live_tensors(true) is on (WOK_REPORT=1 and collect_report(true) turn
+// it on); wok::report() ends with this section then. See Note [Live tensors
+// by call site] in runtime/observe/live_tensors.h.
+std::string memory_report();
+void print_memory_report(std::FILE* out = stderr);
+void track_live_tensors(bool on = true);
+
 // ---- shadow mode and background compilation ---------------------------------------
 // Every `every_n`-th JIT evaluation also runs on the precompiled kernels and
 // each fused kernel's outputs are compared (0: off). Overrides WOK_SHADOW.
@@ -69,5 +84,14 @@ void set_async_compile(bool on);
 bool async_compile();
 // Waits until background compiles are done (tests, benchmarks).
 void wait_for_compiles();
+
+// ---- stream-ordering checker ------------------------------------------------------
+// Every plan that runs on several streams (CPU or CUDA) is checked as it is
+// enqueued: a step that touches bytes another stream wrote or is reading,
+// with no event ordering the two, stops the run with wok::CheckError naming
+// both steps, their streams and call sites (docs/troubleshooting.md).
+// set_check_streams(bool) overrides WOK_CHECK_STREAMS=1 (both in
+// runtime/stream_order_check.h, included above).
+inline bool check_streams() { return check_streams_enabled(); }
 
 }  // namespace wok

@@ -9,6 +9,7 @@
 #include "wok/frontend/dispatch.h"
 #include "wok/frontend/nn.h"
 #include "wok/frontend/observe_api.h"
+#include "wok/frontend/op_info_api.h"
 #include "wok/frontend/ops.h"
 #include "wok/frontend/pooling.h"
 #include "wok/frontend/runtime_api.h"

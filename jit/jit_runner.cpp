@@ -6,6 +6,7 @@
 #include "wok/runtime/backend.h"
 #include "wok/runtime/error.h"
 #include "wok/runtime/executor.h"
+#include "wok/runtime/stream_order_check.h"
 
 namespace wok::jit {
 
@@ -44,7 +45,9 @@ std::vector<StoragePtr> JitRunner::run(const Fragment& fragment, std::span<const
     shadow_compare(*plan, fragment, input_storage, out);
     return out;
   }
-  if (plan->lanes == 1 || plan->work_elements < kMultiStreamMinElements)
+  // Under WOK_CHECK_STREAMS every plan with several lanes takes the stream
+  // path, so that the checker sees its events whatever its size.
+  if (plan->lanes == 1 || (plan->work_elements < kMultiStreamMinElements && !check_streams_enabled()))
     return replay_plan(*plan, fragment, input_storage);
   // Independent chains run on pooled streams; the caller waits for them.
   // The fragment outlives the wait, so the job need not own anything.

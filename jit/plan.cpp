@@ -6,6 +6,7 @@
 
 #include "wok/jit/graphviz.h"
 #include "wok/jit/pipeline.h"
+#include "wok/jit/plan_order_check.h"
 #include "wok/runtime/dump.h"
 #include "wok/runtime/error.h"
 #include "wok/runtime/signature.h"
@@ -40,10 +41,15 @@ absl::StatusOr<std::shared_ptr<const Plan>> build_plan(const Fragment& fragment,
 
 std::shared_ptr<Plan> plan_structure(const Fragment& fragment, const Target& target) {
   PlanGraph g(fragment, target);
-  if (!dump_enabled()) return run_pipeline(g, nullptr);
+  if (!dump_enabled()) {
+    std::shared_ptr<Plan> plan = run_pipeline(g, nullptr);
+    testing::apply_plan_edit_hook(*plan);
+    return plan;
+  }
   std::vector<StageRecord> records;
   std::shared_ptr<Plan> plan = run_pipeline(g, &records);
   std::string text = fragment.str();
+  testing::apply_plan_edit_hook(*plan);
   for (const StageRecord& r : records) text += "\n-- after " + r.name + ":\n" + r.after;
   std::string stem = "fragment_" + hash128(text).hex().substr(0, 8);
   write_dump(stem + ".passes.txt", text);

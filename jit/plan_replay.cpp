@@ -7,6 +7,7 @@
 #include "wok/jit/gemm_driver.h"
 #include "wok/runtime/error.h"
 #include "wok/runtime/kernel.h"
+#include "wok/runtime/kernel_verify.h"
 #include "wok/runtime/observe/events.h"
 #include "wok/runtime/op_registry.h"
 #include "wok/runtime/stats.h"
@@ -167,7 +168,10 @@ void run_node_step(const PlanStep& st, const Plan& plan, const Fragment& f, std:
   Device device = f.values[plan.canonical[node.outputs[0]]].device;
   std::span<const TensorRef> all(refs);
   KernelContext ctx{op, *node.attrs, all.first(node.inputs.size()), all.subspan(node.inputs.size()), device};
-  op.kernel_or_throw(device)(ctx);
+  const wok::KernelFn& kernel = op.kernel_or_throw(device);  // not jit::KernelFn, a generated kernel
+  // Note [Verifying kernel outputs] in runtime/kernel_verify.h.
+  if (device.is_cpu() && verify_kernels_enabled()) run_kernel_verified(kernel, ctx, &node);
+  else kernel(ctx);
   detail::counters().kernel_launches.fetch_add(1, std::memory_order_relaxed);
 }
 

@@ -1,8 +1,11 @@
 // Stream replay of a plan: its steps on pooled streams, one per lane, with
 // events ordering steps across lanes.
 #include <mutex>
+#include <optional>
 
 #include "wok/jit/plan.h"
+#include "wok/jit/plan_order_check.h"
+#include "wok/runtime/error.h"
 #include "wok/runtime/stream.h"
 
 namespace wok::jit {
@@ -40,6 +43,16 @@ void replay_plan_on_streams(std::shared_ptr<const Plan> plan, std::shared_ptr<Fr
   std::vector<Stream*> stream(lanes);
   for (int l = 0; l < lanes; ++l) stream[l] = &pool.at(first.id() + l);
 
+  // With WOK_CHECK_STREAMS, every wait, step and event below is also told
+  // to the checker, which stops the run at the first step not ordered
+  // after what it touches (Note [Checking stream order]).
+  std::optional<PlanOrderCheck> check;
+  if (check_streams_enabled()) {
+    std::vector<int> ids(lanes);
+    for (int l = 0; l < lanes; ++l) ids[l] = stream[l]->id();
+    check.emplace(*plan, job->fragment, std::move(ids), "CPU stream");
+  }
+
   // Lane 0 waits for the inputs and allocates the buffers; the others wait for it.
   stream[0]->enqueue([state, inputs] {
     try {
@@ -51,25 +64,48 @@ void replay_plan_on_streams(std::shared_ptr<const Plan> plan, std::shared_ptr<Fr
   });
   if (lanes > 1) {
     EventPtr ready = stream[0]->record();
-    for (int l = 1; l < lanes; ++l) stream[l]->wait_event(ready);
+    const int ready_check = check ? check->record(0) : -1;
+    for (int l = 1; l < lanes; ++l) {
+      stream[l]->wait_event(ready);
+      if (check) check->wait(l, ready_check);
+    }
   }
   std::vector<EventPtr> done(plan->steps.size());
-  for (size_t s = 0; s < plan->steps.size(); ++s) {
-    const PlanStep& st = plan->steps[s];
-    Stream& on = *stream[st.lane % lanes];
-    for (int d : st.deps)
-      if (done[d]) on.wait_event(done[d]);
-    on.enqueue([state, s] {
-      if (state->failed()) return;
-      try {
-        state->run->run_step(s);
-      } catch (...) {
-        state->fail(std::current_exception());
+  try {
+    for (size_t s = 0; s < plan->steps.size(); ++s) {
+      const PlanStep& st = plan->steps[s];
+      const int slot = st.lane % lanes;
+      Stream& on = *stream[slot];
+      for (int d : st.deps)
+        if (done[d]) {
+          on.wait_event(done[d]);
+          if (check) check->wait_for_step(slot, d);
+        }
+      if (check) check->step(slot, static_cast<int>(s));
+      on.enqueue([state, s] {
+        if (state->failed()) return;
+        try {
+          state->run->run_step(s);
+        } catch (...) {
+          state->fail(std::current_exception());
+        }
+      });
+      if (st.signals) {
+        done[s] = on.record();
+        if (check) check->signal(slot, static_cast<int>(s));
       }
-    });
-    if (st.signals) done[s] = on.record();
+    }
+    for (int l = 1; l < lanes; ++l) {
+      stream[0]->wait_event(stream[l]->record());
+      if (check) check->wait(0, check->record(l));
+    }
+    if (check) check->finish(0);
+  } catch (const CheckError&) {
+    // Nothing after the bad step was enqueued; what was runs to the end
+    // and the result carries the report.
+    state->fail(std::current_exception());
+    for (int l = 1; l < lanes; ++l) stream[0]->wait_event(stream[l]->record());
   }
-  for (int l = 1; l < lanes; ++l) stream[0]->wait_event(stream[l]->record());
   stream[0]->enqueue([state] {
     std::exception_ptr error;
     {

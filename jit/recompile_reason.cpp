@@ -35,22 +35,6 @@ std::string program_key(const Fragment& f) {
   return s;
 }
 
-std::string program_name(const Fragment& f, uint64_t id) {
-  std::string ops;
-  int shown = 0;
-  for (const FragmentNode& n : f.nodes) {
-    if (n.op->def().kind == OpKind::kCreation) continue;
-    if (shown++ == 5) {
-      ops += ",...";
-      break;
-    }
-    ops += (ops.empty() ? "" : ",") + n.op->name();
-  }
-  char hex[20];
-  std::snprintf(hex, sizeof hex, "%08x", static_cast<unsigned>(id & 0xffffffffu));
-  return (ops.empty() ? std::string("constants") : ops) + " (" + std::to_string(f.nodes.size()) + " nodes) #" + hex;
-}
-
 // "input 0", or "%3 (exp)" for an intermediate.
 std::string value_name(const Fragment& f, int v) {
   for (size_t i = 0; i < f.inputs.size(); ++i)

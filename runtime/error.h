@@ -43,4 +43,13 @@ class ArgumentError : public Error {
   using Error::Error;
 };
 
+// A defect found by a troubleshooting switch (docs/troubleshooting.md):
+// WOK_CHECK_STREAMS saw two steps on different streams touch one buffer
+// without an event between them, or WOK_VERIFY_KERNELS saw a kernel write
+// outside its output or leave part of it unwritten.
+class CheckError : public Error {
+ public:
+  using Error::Error;
+};
+
 }  // namespace wok

@@ -11,6 +11,7 @@
 #include "wok/runtime/backend.h"
 #include "wok/runtime/fragment.h"
 #include "wok/runtime/observe/events.h"
+#include "wok/runtime/observe/live_tensors.h"
 #include "wok/runtime/op_registry.h"
 
 namespace wok {
@@ -89,6 +90,8 @@ Collected collect_pending(std::span<const TensorImplPtr> targets) {
 }
 
 }  // namespace
+
+std::mutex& graph_mutex() { return g_graph_mu; }
 
 // Note [Which values a fragment writes]
 // A fragment writes its targets, and every intermediate that something
@@ -247,6 +250,9 @@ void evaluate(std::span<const TensorImplPtr> targets, EvalReason reason, bool as
   // keeps its nodes until it has run.
   if (!pending) job->nodes.clear();
   output_impls.clear();
+  lock.unlock();
+  // Note [Live tensors by call site]: the growth check, while tracking.
+  if (observe::tracking_live_tensors()) observe::note_evaluation(fragment);
 }
 
 // Note [Pending limits]

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <mutex>
 #include <span>
 
 #include "wok/runtime/graph.h"
@@ -14,6 +15,11 @@ namespace wok {
 // work two calls share runs once. With `async`, returns once the work is
 // started; reading the tensors' data waits for it.
 void evaluate(std::span<const TensorImplPtr> targets, EvalReason reason, bool async = false);
+
+// The graph mutex (Note [Evaluation and the graph mutex] in evaluator.cpp);
+// the live-memory report holds it to read pending tensors' nodes. Take it
+// before any lock that a TensorImpl's constructor or destructor takes.
+std::mutex& graph_mutex();
 
 // Limits on the pending work a tensor may keep, beyond which recording an
 // op evaluates at once (Note [Pending limits] in evaluator.cpp).

@@ -2,6 +2,7 @@
 
 #include "wok/runtime/error.h"
 #include "wok/runtime/kernel.h"
+#include "wok/runtime/kernel_verify.h"
 #include "wok/runtime/observe/events.h"
 #include "wok/runtime/op_registry.h"
 #include "wok/runtime/stats.h"
@@ -26,14 +27,20 @@ void run_node_kernel(const FragmentNode& node, const Fragment& fragment, std::ve
   }
   std::span<const TensorRef> all(refs);
   KernelContext ctx{op, *node.attrs, all.first(node.inputs.size()), all.subspan(node.inputs.size()), device};
+  // Note [Verifying kernel outputs] in runtime/kernel_verify.h.
+  const bool verify = device.is_cpu() && verify_kernels_enabled();
+  auto launch = [&] {
+    if (verify) run_kernel_verified(kernel, ctx, &node);
+    else kernel(ctx);
+  };
   if (WOK_OBSERVING(observe::EventKind::kLaunchEnd) || WOK_OBSERVING(observe::EventKind::kLaunchBegin)) {
     observe::Event e;
     e.name = op.name() + " (precompiled)";
     for (const TensorRef& r : refs) e.bytes += r.numel() * static_cast<int64_t>(itemsize(r.dtype));
     for (int v : node.outputs) e.count += fragment.values[v].numel();
-    observe::emit_timed_launch(std::move(e), [&] { kernel(ctx); });
+    observe::emit_timed_launch(std::move(e), launch);
   } else {
-    kernel(ctx);
+    launch();
   }
   detail::counters().kernel_launches.fetch_add(1, std::memory_order_relaxed);
 }

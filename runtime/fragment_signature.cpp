@@ -1,5 +1,7 @@
 #include "wok/runtime/fragment_signature.h"
 
+#include <cstdio>
+
 #include "wok/runtime/op_registry.h"
 
 namespace wok {
@@ -41,6 +43,22 @@ std::string fragment_signature(const Fragment& f) {
   }
   append_nodes_and_ends(s, f, /*with_attrs=*/true);
   return s;
+}
+
+std::string program_name(const Fragment& f, uint64_t id) {
+  std::string ops;
+  int shown = 0;
+  for (const FragmentNode& n : f.nodes) {
+    if (n.op->def().kind == OpKind::kCreation) continue;
+    if (shown++ == 5) {
+      ops += ",...";
+      break;
+    }
+    ops += (ops.empty() ? "" : ",") + n.op->name();
+  }
+  char hex[20];
+  std::snprintf(hex, sizeof hex, "%08x", static_cast<unsigned>(id & 0xffffffffu));
+  return (ops.empty() ? std::string("constants") : ops) + " (" + std::to_string(f.nodes.size()) + " nodes) #" + hex;
 }
 
 }  // namespace wok

@@ -19,4 +19,9 @@ std::string fragment_signature(const Fragment& f);
 // program by the wiring alone (jit/recompile_reason.cpp).
 void append_fragment_wiring(std::string& s, const Fragment& f, bool with_attrs);
 
+// "exp,mul (3 nodes) #1a2b3c4d": how the report, recompile reasons and the
+// live-memory growth warning name a program, `id` being the hash of its
+// wiring (append_fragment_wiring without attributes).
+std::string program_name(const Fragment& f, uint64_t id);
+
 }  // namespace wok

@@ -37,11 +37,18 @@ Node::~Node() {
 
 int64_t live_node_count() { return g_live_nodes.load(std::memory_order_relaxed); }
 
+// Note [Live tensors by call site] in runtime/observe/live_tensors.h: one
+// relaxed load per tensor while tracking is off.
 TensorImpl::TensorImpl(TensorMeta meta, StoragePtr storage)
-    : meta_(std::move(meta)), storage_(std::move(storage)), ready_(true) {}
+    : meta_(std::move(meta)), storage_(std::move(storage)), ready_(true) {
+  if (observe::tracking_live_tensors()) live_slot_ = observe::register_live_tensor(this, {}, nullptr);
+}
 
 TensorImpl::TensorImpl(TensorMeta meta, std::shared_ptr<Node> node, int output_index, PendingCost cost)
-    : meta_(std::move(meta)), node_(std::move(node)), output_index_(output_index), cost_(cost) {}
+    : meta_(std::move(meta)), node_(std::move(node)), output_index_(output_index), cost_(cost) {
+  if (observe::tracking_live_tensors() && node_)
+    live_slot_ = observe::register_live_tensor(this, node_->site, node_->caller);
+}
 
 bool TensorImpl::in_flight() const {
   std::lock_guard lock(async_mu_);
@@ -63,6 +70,13 @@ const StoragePtr& TensorImpl::storage() const {
     }
   }
   return storage_;
+}
+
+const Storage* TensorImpl::storage_if_done() const {
+  std::lock_guard lock(async_mu_);
+  if (!async_) return storage_.get();
+  if (!async_->done.query() || static_cast<size_t>(async_index_) >= async_->outputs.size()) return nullptr;
+  return async_->outputs[async_index_].get();
 }
 
 void TensorImpl::publish_async(std::shared_ptr<AsyncResult> result, int index) {

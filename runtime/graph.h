@@ -16,6 +16,7 @@
 #include "wok/runtime/attrs.h"
 #include "wok/runtime/device.h"
 #include "wok/runtime/dtype.h"
+#include "wok/runtime/observe/live_tensors.h"
 #include "wok/runtime/shape.h"
 #include "wok/runtime/storage.h"
 
@@ -73,6 +74,10 @@ class TensorImpl {
   TensorImpl(TensorMeta meta, StoragePtr storage);
   // A pending tensor: output `output_index` of `node`.
   TensorImpl(TensorMeta meta, std::shared_ptr<Node> node, int output_index, PendingCost cost);
+  // One load of a member when live-tensor tracking was off at construction.
+  ~TensorImpl() {
+    if (live_slot_) observe::unregister_live_tensor(this, live_slot_);
+  }
 
   const TensorMeta& meta() const { return meta_; }
   // No longer pending: its data exists or is being computed (in flight).
@@ -83,6 +88,10 @@ class TensorImpl {
   // Valid once ready(); waits for an evaluation in flight (and rethrows its
   // failure).
   const StoragePtr& storage() const;
+  // The storage if the data exists now, without waiting: null while an
+  // asynchronous evaluation is still computing it. Valid once ready(); for
+  // reports (runtime/observe/live_tensors.h).
+  const Storage* storage_if_done() const;
   // Valid while pending; read under the graph mutex.
   const std::shared_ptr<Node>& node() const { return node_; }
   int output_index() const { return output_index_; }
@@ -105,6 +114,7 @@ class TensorImpl {
   mutable std::mutex async_mu_;
   std::shared_ptr<Node> node_;
   int output_index_ = 0;
+  uint32_t live_slot_ = 0;  // entry in the live-tensor registry; 0: not tracked
   PendingCost cost_;
   std::atomic<bool> ready_{false};
 };

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "wok/runtime/error.h"
+#include "wok/runtime/op_catalog.h"
 
 namespace wok {
 
@@ -113,17 +114,13 @@ const RegisteredOp* OpRegistry::find(std::string_view name) const {
 
 const RegisteredOp& OpRegistry::get(std::string_view name) const {
   if (const RegisteredOp* op = find(name)) return *op;
-  // Suggest names that share a prefix or differ only in case: the usual typos.
-  std::string lower(name);
-  std::transform(lower.begin(), lower.end(), lower.begin(), ::tolower);
-  std::string hint;
-  for (const std::string& n : names()) {
-    std::string nl = n;
-    std::transform(nl.begin(), nl.end(), nl.begin(), ::tolower);
-    if (nl == lower || (lower.size() >= 3 && nl.rfind(lower.substr(0, 3), 0) == 0))
-      hint += (hint.empty() ? "" : ", ") + n;
-  }
-  throw RegistryError("unknown op '" + std::string(name) + "'" + (hint.empty() ? "" : " (did you mean: " + hint + "?)"));
+  throw RegistryError(unknown_op_message(name, nearest_names(name, names())));
+}
+
+bool OpRegistry::kernel_from_formula(const RegisteredOp& op, DeviceType device) const {
+  std::lock_guard lock(mu_);  // derived_ changes when a user op gets its own kernel
+  const int d = static_cast<int>(device);
+  return op.kernels_[d].load(std::memory_order_relaxed) && op.derived_[d];
 }
 
 std::vector<std::string> OpRegistry::names() const {

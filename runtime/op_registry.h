@@ -38,6 +38,8 @@ class RegisteredOp {
   const KernelFn& kernel_or_throw(Device device) const;
   std::vector<DeviceType> kernel_devices() const;
   int attr_index(std::string_view name) const;  // -1 if none
+  // Registered with the global registry's built-ins, not by a user.
+  bool is_builtin() const { return builtin_; }
 
  private:
   friend class OpRegistry;
@@ -68,8 +70,13 @@ class OpRegistry {
   // everywhere, before and after this call.
   void set_formula_kernel(DeviceType device, KernelFn fn);
 
+  // Whether `op`'s kernel on `device` is the device's formula kernel rather
+  // than one registered for the op (false when it has none there).
+  bool kernel_from_formula(const RegisteredOp& op, DeviceType device) const;
+
   const RegisteredOp* find(std::string_view name) const;
-  const RegisteredOp& get(std::string_view name) const;  // throws RegistryError
+  // Throws RegistryError for an unknown name, suggesting the nearest ones.
+  const RegisteredOp& get(std::string_view name) const;
   std::vector<std::string> names() const;
 
  private:

@@ -5,6 +5,7 @@
 #include <future>
 #include <map>
 #include <mutex>
+#include <optional>
 #include <unordered_map>
 #include <unordered_set>
 
@@ -13,6 +14,7 @@
 #include "wok/jit/once_cache.h"
 #include "wok/jit/plan.h"
 #include "wok/jit/plan_cache.h"
+#include "wok/jit/plan_order_check.h"
 #include "wok/runtime/backend.h"
 #include "wok/runtime/cuda/cuda_executor.h"
 #include "wok/runtime/cuda/cuda_kernels.h"
@@ -205,12 +207,25 @@ std::vector<StoragePtr> replay(const CudaPlan& cp, const Fragment& f, std::span<
   auto sync_all = [&] {
     for (dev::CudaStream* s : stream) s->synchronize();
   };
+  // WOK_CHECK_STREAMS: the checker sees each wait, launch and event as it
+  // is issued (Note [Checking stream order]).
+  std::optional<PlanOrderCheck> check;
+  if (check_streams_enabled()) {
+    std::vector<int> ids(lanes);
+    for (int l = 0; l < lanes; ++l) ids[l] = stream[l]->id();
+    check.emplace(plan, f, std::move(ids), "CUDA stream");
+  }
   try {
     for (size_t s = 0; s < plan.steps.size(); ++s) {
       const PlanStep& st = plan.steps[s];
-      dev::CudaStream& on = *stream[st.lane % lanes];
+      const int slot = st.lane % lanes;
+      dev::CudaStream& on = *stream[slot];
       for (int dep : st.deps)
-        if (done[dep]) done[dep]->block(on);
+        if (done[dep]) {
+          done[dep]->block(on);
+          if (check) check->wait_for_step(slot, dep);
+        }
+      if (check) check->step(slot, static_cast<int>(s));
       // Scratch buffers of precompiled steps are held until the end of the run.
       dev::StreamGuard guard(on, &keep);
       if (st.kind == PlanStep::Kind::kKernel) launch_fused(st, cp.steps[s], f, buf, device, on);
@@ -218,6 +233,7 @@ std::vector<StoragePtr> replay(const CudaPlan& cp, const Fragment& f, std::span<
       if (st.signals) {
         done[s] = std::make_unique<dev::CudaEvent>(device);
         done[s]->record(on);
+        if (check) check->signal(slot, static_cast<int>(s));
       }
     }
     sync_all();

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "wok/runtime/host_allocator.h"
+#include "wok/runtime/observe/live_tensors.h"
 #include "wok/runtime/stats.h"
 
 namespace wok::observe {
@@ -108,16 +109,19 @@ std::string pad(std::string s, size_t w) {
   return s;
 }
 
-std::string bytes_str(int64_t b) {
-  if (b >= (int64_t{1} << 30)) return fmt("%.2f GiB", static_cast<double>(b) / (1 << 30));
-  if (b >= (int64_t{1} << 20)) return fmt("%.2f MiB", static_cast<double>(b) / (1 << 20));
-  if (b >= 1024) return fmt("%.1f KiB", static_cast<double>(b) / 1024);
-  return std::to_string(b) + " B";
-}
-
 }  // namespace
 
+std::string bytes_str(int64_t b) {
+  const char* sign = b < 0 ? "-" : "";
+  const double v = static_cast<double>(b < 0 ? -b : b);
+  if (v >= (1 << 30)) return sign + fmt("%.2f GiB", v / (1 << 30));
+  if (v >= (1 << 20)) return sign + fmt("%.2f MiB", v / (1 << 20));
+  if (v >= 1024) return sign + fmt("%.1f KiB", v / 1024);
+  return sign + std::to_string(static_cast<int64_t>(v)) + " B";
+}
+
 void collect_report(bool on) {
+  track_live_tensors(on);  // the report's live-memory section
   ReportState& s = state();
   std::lock_guard lock(s.mu);
   if (on && !s.sub) s.sub = subscribe(kReportMask, on_event);
@@ -142,9 +146,11 @@ void reset_report() {
   s.evals_by_runner.clear();
   s.shadow.clear();
   s.kernel_hits = s.kernel_misses = 0;
+  reset_growth();
 }
 
-std::string report_text() {
+namespace {
+std::string report_tables() {
   RuntimeStats st = stats();
   MemoryStats mem = HostAllocator::global().stats();
   ReportState& s = state();
@@ -214,6 +220,15 @@ std::string report_text() {
       }
     }
   }
+  return out;
+}
+}  // namespace
+
+// The tables, then live memory by call site while it is tracked
+// (runtime/observe/live_tensors.h), taken with no report lock held.
+std::string report_text() {
+  std::string out = report_tables();
+  if (tracking_live_tensors()) out += "\n" + memory_report_text();
   return out;
 }
 

@@ -6,6 +6,7 @@
 // trigger, compiles, peak memory).
 #pragma once
 
+#include <cstdint>
 #include <string>
 
 #include "wok/runtime/observe/events.h"
@@ -19,6 +20,9 @@ void reset_report();
 // (plans built and why: the top recompilers), compiles, evaluations by
 // trigger, shadow-mode differences, peak memory.
 std::string report_text();
+
+// "1.50 MiB": how the reports print sizes.
+std::string bytes_str(int64_t bytes);
 
 // Called once at start-up for WOK_REPORT=1: collects, prints at exit.
 void start_env_report();
