@@ -83,10 +83,9 @@ GemmOperandLayout broadcast_layout(const Shape& v, const Shape& space, const Sha
   return o;
 }
 
-bool is_conv(const PlanGraph& g, int node) {
-  const std::string& name = g.fragment.nodes[node].op->name();
-  return name == "conv2d" || name == "conv1d";
-}
+bool is_conv_op(const OpDef& def) { return def.name == "conv2d" || def.name == "conv1d"; }
+
+bool is_conv(const PlanGraph& g, int node) { return is_conv_op(g.fragment.nodes[node].op->def()); }
 
 ConvGeometry conv_geometry(const PlanGraph& g, int node) {
   const std::vector<int> in = g.inputs_of(node);
@@ -114,13 +113,15 @@ std::optional<GemmOperandLayout> conv_output_layout(const Shape& v, const ConvGe
 
 }  // namespace
 
+bool is_gemm_op(const OpDef& def) { return def.name == "matmul" || is_conv_op(def); }
+
 bool is_gemm_node(const PlanGraph& g, int node) {
   const FragmentNode& n = g.fragment.nodes[node];
   if (!g.target.fuses_gemm) return false;
   if (is_conv(g, node)) {
     const ConvGeometry cg = conv_geometry(g, node);
     if (cg.depthwise() || cg.k() == 0) return false;
-  } else if (n.op->name() != "matmul") {
+  } else if (!is_gemm_op(n.op->def())) {
     return false;
   }
   const DType t = g.fragment.values[n.outputs[0]].dtype;

@@ -18,6 +18,7 @@
 #include "wok/jit/fused_kernel.h"
 #include "wok/jit/gemm_driver.h"
 #include "wok/jit/plan_graph.h"
+#include "wok/runtime/op_def.h"
 
 namespace wok::jit {
 
@@ -94,6 +95,10 @@ LoweredKernel lower_group(const PlanGraph& g, const std::vector<int>& members, c
 LoweredKernel lower_reduction_group(const PlanGraph& g, const std::vector<int>& members, const std::vector<int>& outputs,
                               const ReduceSpace& space);
 
+// The ops the GEMM generator lowers: matmul, and conv2d / conv1d as an
+// implicit GEMM (Note [Convolution as a GEMM]). Whether one node of them is
+// generated is is_gemm_node's call (dtypes, depthwise convolutions).
+bool is_gemm_op(const OpDef& def);
 // A matmul the target generates (float32 or float64, operands of its dtype).
 bool is_gemm_node(const PlanGraph& g, int node);
 // Whether `value` can be read by the epilogue of GEMM node `gemm_node`:

@@ -38,9 +38,6 @@ std::optional<ScalarProgram> program_at(const RegisteredOp& op, const DTypeCase&
   }
 }
 
-// is_gemm_node knows the ops it generates by name.
-bool is_gemm_op(const OpDef& def) { return def.name == "matmul" || def.name == "conv2d" || def.name == "conv1d"; }
-
 using Treatment = std::pair<JitTreatment, std::string>;
 
 // How `target` treats `op` at `c` (nullptr: an op without tensor inputs, or
