@@ -102,11 +102,6 @@ std::string site_label(const Site& s) {
   return label.empty() ? "(unknown site)" : label;
 }
 
-std::string fit(std::string s, size_t width) {
-  s.append(s.size() < width ? width - s.size() : 1, ' ');
-  return s;
-}
-
 int env_growth_evals() {
   if (const char* s = std::getenv("WOK_GROWTH_EVALS")) {
     char* end = nullptr;
@@ -392,11 +387,11 @@ std::string memory_report_text() {
   if (snap.computing) out += ", " + std::to_string(snap.computing) + " being computed";
   out += ", " + std::to_string(snap.pending_tensors) + " pending\n";
   if (!rows.empty()) {
-    out += "  " + fit("site (by bytes)", kSiteWidth) + fit("tensors", 10) + fit("bytes", 12) + "example\n";
+    out += "  " + pad("site (by bytes)", kSiteWidth) + pad("tensors", 10) + pad("bytes", 12) + "example\n";
     for (size_t i = 0; i < rows.size() && i < kMaxRows; ++i) {
       const ReadyRow& row = rows[i].second;
-      out += "  " + fit(rows[i].first, kSiteWidth) + fit(std::to_string(row.tensors), 10) +
-             fit(bytes_str(row.bytes), 12) + row.example +
+      out += "  " + pad(rows[i].first, kSiteWidth) + pad(std::to_string(row.tensors), 10) +
+             pad(bytes_str(row.bytes), 12) + row.example +
              (row.computing ? " (" + std::to_string(row.computing) + " being computed)" : "") + "\n";
     }
     if (rows.size() > kMaxRows) {
@@ -425,12 +420,12 @@ std::string memory_report_text() {
     });
     out += "pending graphs: " + std::to_string(snap.graphs) + " (" + std::to_string(snap.pending_tensors) +
            " pending tensors), " + std::to_string(snap.nodes) + " nodes, pinning " + bytes_str(snap.pinned) + "\n";
-    out += "  " + fit("site (by bytes pinned)", kSiteWidth) + fit("graphs", 8) + fit("tensors", 10) +
-           fit("nodes", 8) + "pinned\n";
+    out += "  " + pad("site (by bytes pinned)", kSiteWidth) + pad("graphs", 8) + pad("tensors", 10) +
+           pad("nodes", 8) + "pinned\n";
     for (size_t i = 0; i < prows.size() && i < kMaxRows; ++i) {
       const PendingRow& row = prows[i].second;
-      out += "  " + fit(prows[i].first, kSiteWidth) + fit(std::to_string(row.graphs), 8) +
-             fit(std::to_string(row.tensors), 10) + fit(std::to_string(row.nodes), 8) + bytes_str(row.pinned) + "\n";
+      out += "  " + pad(prows[i].first, kSiteWidth) + pad(std::to_string(row.graphs), 8) +
+             pad(std::to_string(row.tensors), 10) + pad(std::to_string(row.nodes), 8) + bytes_str(row.pinned) + "\n";
     }
     if (prows.size() > kMaxRows) out += "  (" + std::to_string(prows.size() - kMaxRows) + " more sites)\n";
   }

@@ -104,12 +104,12 @@ std::string fmt(const char* f, double v) {
   return buf;
 }
 
+}  // namespace
+
 std::string pad(std::string s, size_t w) {
   s.append(s.size() < w ? w - s.size() : 1, ' ');
   return s;
 }
-
-}  // namespace
 
 std::string bytes_str(int64_t b) {
   const char* sign = b < 0 ? "-" : "";

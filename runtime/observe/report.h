@@ -23,6 +23,8 @@ std::string report_text();
 
 // "1.50 MiB": how the reports print sizes.
 std::string bytes_str(int64_t bytes);
+// `s` padded with spaces to `width` (at least one): the reports' columns.
+std::string pad(std::string s, size_t width);
 
 // Called once at start-up for WOK_REPORT=1: collects, prints at exit.
 void start_env_report();
