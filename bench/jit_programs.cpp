@@ -4,9 +4,12 @@
 //   P2  (max(a*1.5 + b, 0) - exp(-(a*a))) * tanh(b)
 //   P3  tanh-GELU, wok::gelu(a)
 // Each as wok JIT, wok precompiled, a hand-written loop built with -O3
-// -march=native, and the same loop with -ffast-math added; plus memcpy and
-// STREAM triad for bandwidth. GB/s counts nominal traffic: 2 reads + 1 write
-// of float32 for P1, P2 and triad, 1 + 1 for P3 and memcpy.
+// -march=native, and the same loop with -ffast-math added; P2 and P3 also
+// with Eigen's Tensor module (bench/eigen_reference.h: its vectorized exp and
+// tanh, DefaultDevice at 1 thread, a 2-thread ThreadPoolDevice at 2; the
+// AVX2 build under WOK_CPU_ISA=avx2, the -march=native one otherwise); plus
+// memcpy and STREAM triad for bandwidth. GB/s counts nominal traffic: 2
+// reads + 1 write of float32 for P1, P2 and triad, 1 + 1 for P3 and memcpy.
 // Also: compile latency of one fused kernel (memory caches cleared, disk
 // cache off), and trace + replay overhead per op of a 64-op program on
 // 16-element tensors.
@@ -14,6 +17,7 @@
 // Targets, checked as ratios within this run (table printed last):
 //   JIT / faster hand-written    >= 0.9 per program (throughput)
 //   JIT / precompiled, P1        >= 3
+//   time(Eigen) / time(JIT)      >= 1.1 for P2 and P3
 //   time(P2 JIT) / time(P1 JIT)  <= 1.3
 //   compile latency              < 1 ms
 //   trace + replay               < 0.5 us per op
@@ -28,6 +32,7 @@
 #include <map>
 
 #include "bench_util.h"
+#include "eigen_reference.h"
 #include "handwritten_fused.h"
 #include "programs.h"
 #include "wok/cache/cache_config.h"
@@ -48,20 +53,25 @@ using wok_bench::p1;
 using wok_bench::p2;
 using wok_bench::p3;
 
+using EigenFn = void (*)(const wok_bench::EigenReference&, const float*, const float*, float*, int64_t, int);
+
 struct Program {
   const char* name;
   Tensor (*wok_fn)(const Tensor&, const Tensor&);
   std::function<void(const float*, const float*, float*, int64_t)> strict, fastmath;
   double bytes_per_element;
+  EigenFn eigen;  // nullptr: no Eigen variant
 };
 
 const std::vector<Program>& programs() {
   using namespace wok_bench;
   static const std::vector<Program> kPrograms = {
-      {"P1", p1, p1_strict, p1_fastmath, 12},
-      {"P2", p2, p2_strict, p2_fastmath, 12},
+      {"P1", p1, p1_strict, p1_fastmath, 12, nullptr},
+      {"P2", p2, p2_strict, p2_fastmath, 12,
+       [](const EigenReference& e, const float* a, const float* b, float* o, int64_t n, int t) { e.p2(a, b, o, n, t); }},
       {"P3", p3, [](const float* a, const float*, float* o, int64_t n) { p3_strict(a, o, n); },
-       [](const float* a, const float*, float* o, int64_t n) { p3_fastmath(a, o, n); }, 8},
+       [](const float* a, const float*, float* o, int64_t n) { p3_fastmath(a, o, n); }, 8,
+       [](const EigenReference& e, const float* a, const float*, float* o, int64_t n, int t) { e.p3(a, o, n, t); }},
   };
   return kPrograms;
 }
@@ -100,6 +110,14 @@ void register_programs(const Inputs& in, const wok_bench::HostBuffer& out, int t
                      benchmark::ClobberMemory();
                    });
     }
+    // Eigen threads itself (its own pool); wok's pool stays idle.
+    const wok_bench::EigenReference* eigen = wok_bench::eigen_reference();
+    if (eigen && p.eigen)
+      register_one(name_of(std::string(p.name) + "/eigen", threads), bytes, threads, no_setup,
+                   [a, b, &out, eigen, threads, fn = p.eigen] {
+                     fn(*eigen, a, b, out.as<float>(), kN, threads);
+                     benchmark::ClobberMemory();
+                   });
   }
   register_one(name_of("memcpy", threads), 8.0 * kN, threads, no_setup, [a, &out] {
     wok_bench::parallel_memcpy(out.as<float>(), a, 4 * kN);
@@ -222,8 +240,9 @@ void print_tables(const Inputs& in) {
   std::printf("\n### Fused elementwise programs, 2^24 float32 elements (GB/s, median iteration)\n\n");
   std::printf("| program | variant | 1 thread | 2 threads |\n|---|---|---:|---:|\n");
   for (const Program& p : programs())
-    for (const char* v : {"jit", "precompiled", "hand_strict", "hand_fastmath"}) {
+    for (const char* v : {"jit", "precompiled", "hand_strict", "hand_fastmath", "eigen"}) {
       std::string w = std::string(p.name) + "/" + v;
+      if (std::string(v) == "eigen" && std::isnan(secs(w, 1)) && std::isnan(secs(w, 2))) continue;
       std::string label = v;
       if (label == "jit") label += " (" + std::to_string(jit_launches(p.wok_fn, in)) + " kernel/eval)";
       std::printf("| %s | %s | %s | %s |\n", p.name, label.c_str(), fmt(gbs(w, 1, p.bytes_per_element), 1).c_str(),
@@ -232,6 +251,22 @@ void print_tables(const Inputs& in) {
   for (auto [v, bytes_per_element] : {std::pair{"memcpy", 8.0}, std::pair{"triad", 12.0}})
     std::printf("| - | %s | %s | %s |\n", v, fmt(gbs(v, 1, bytes_per_element), 1).c_str(),
                 fmt(gbs(v, 2, bytes_per_element), 1).c_str());
+
+  std::printf("\n%s\n", wok_bench::eigen_reference_note().c_str());
+  if (const wok_bench::EigenReference* eigen = wok_bench::eigen_reference()) {
+    std::string diffs;
+    wok_bench::HostBuffer got(4 * kN);
+    wok::set_backend(wok::Backend::kJit);
+    for (const Program& p : programs()) {
+      if (!p.eigen) continue;
+      Tensor want = p.wok_fn(in.a, in.b);
+      wok::eval({want});
+      p.eigen(*eigen, in.a.data<float>(), in.b.data<float>(), got.as<float>(), kN, 1);
+      diffs += std::string(diffs.empty() ? "" : ", ") + p.name + " " +
+               fmt(wok_bench::relative_difference(got.as<float>(), want.data<float>(), kN), 8);
+    }
+    std::printf("Eigen vs wok JIT, max |difference| / max |value|: %s\n", diffs.c_str());
+  }
 
   // The targets, re-timed in pairs. The hand-written side is whichever of
   // the two builds had the lower median above.
@@ -254,6 +289,14 @@ void print_tables(const Inputs& in) {
     p2p1.values[i] = paired("P2/jit", "P1/jit", t);
   }
   checks.push_back(pre);
+  if (wok_bench::eigen_reference())
+    for (const Program& p : programs()) {
+      if (!p.eigen) continue;
+      std::string n = p.name;
+      Check c{"time(Eigen) / time(JIT), " + n, ">= 1.10", {}, true, 1.1};
+      for (int i = 0; i < 2; ++i) c.values[i] = paired(n + "/eigen", n + "/jit", kThreadCounts[i]);
+      checks.push_back(c);
+    }
   checks.push_back(p2p1);
   wok::set_num_threads(0);
 

@@ -90,6 +90,16 @@ struct TriadArrays {
   }
 };
 
+// One triad over `tr`, split over wok's pool (what "triad" times), for a
+// benchmark that registers its own triad variant.
+inline void triad_on_pool(const TriadArrays& tr) {
+  float* a = tr.a.as<float>();
+  const float* b = tr.b.as<float>();
+  const float* c = tr.c.as<float>();
+  wok::parallel_for(kTriadN, int64_t{1} << 16, [&](int64_t s, int64_t e) { triad(a + s, b + s, c + s, 3.0f, e - s); });
+  benchmark::ClobberMemory();
+}
+
 // FLOPs of one "fma_peak" run at `threads`: one probe of kProbeRounds per
 // thread.
 inline double fma_probe_flops(const FmaProbe& probe, int threads) {

@@ -1,5 +1,6 @@
 // Fusion policy: which nodes the JIT fuses (elementwise formulas it can
-// compile, reductions over one block of axes and not too many columns), and
+// compile, reductions over one block of axes and, for bare reductions, not
+// too many columns), and
 // why others are left out; separate from how the fused kernels are built.
 #include "wok/jit/lowering.h"
 
@@ -20,14 +21,25 @@ std::optional<ReduceSpace> reduction_space(const PlanGraph& g, int node) {
   if (axes.empty()) return std::nullopt;
   int k = static_cast<int>(axes.front()), end = static_cast<int>(axes.back()) + 1;
   if (end - k != static_cast<int>(axes.size())) return std::nullopt;
-  // A column kernel walks each tile of one vector's columns down the reduced
-  // rows, one cache line per row. Up to 128 columns that beats the unfused
-  // pair (a prologue kernel, then the precompiled outer-axis reduction) by
-  // 1.4-2x; from 256 columns the strided walk is bound by memory latency and
-  // loses (bench_norm_programs: col_exp_sum, and col_sum on [4096, 4096]).
+  // Note [Wide column reductions]
+  // Wide column kernels stream rows (Note [Streaming column kernel] in
+  // jit/x86/column_codegen.cpp), but a thread still owns a run of columns
+  // across all the rows. At 1 thread that beats the precompiled outer-axis
+  // kernel 1.7-3x from 256 columns; at 2 threads, where the precompiled
+  // kernel gives each thread its own block of rows and merges the partial
+  // results, the column split runs at 0.6-0.8x of it (bench_norm_programs,
+  // col_sum). What the generated kernel always wins is a fused prologue:
+  // sum(exp(x)) read once, without writing and re-reading exp(x) (1.0-1.5x
+  // at 2 threads, 1.9-2.6x at 1). So a reduction of more than
+  // kMaxBareColumnKernelColumns columns is generated only when its input
+  // is computed by an elementwise node it can fuse; a bare reduction of a
+  // tensor already in memory runs on the precompiled kernel.
   int64_t columns = 1;
   for (int d = end; d < nd; ++d) columns *= in[d];
-  if (columns > kMaxColumnKernelColumns) return std::nullopt;
+  if (columns > kMaxBareColumnKernelColumns) {
+    const int producer = g.producer[n.inputs[0]];
+    if (producer < 0 || !is_jit_elementwise(g, producer)) return std::nullopt;
+  }
   if (def.reduction->yields_index()) {
     // Generated argmax keeps indices in lanes as wide as its input's, so
     // 4-byte inputs index at most kMaxArgmaxIndex32 elements. Over one
@@ -104,7 +116,8 @@ std::string fusion_blocker(const PlanGraph& g, int node) {
   if (def.kind == OpKind::kReduction)
     return reduction_space(g, node)
                ? ""
-               : "reduction over other axes, of a dtype, or of more columns than the JIT generates";
+               : "reduction over other axes, of a dtype, or of more columns than the JIT generates for a "
+                 "reduction with nothing to fuse";
   if (is_gemm_node(g, node)) return "";
   if (def.kind != OpKind::kElementwise) return std::string(op_kind_name(def.kind)) + " op";
   if (!def.formula) return "no scalar formula";

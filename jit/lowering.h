@@ -40,8 +40,10 @@ struct ReduceSpace {
 };
 
 // Widest outer-axis reduction (columns kept after the reduced dims) the JIT
-// generates; wider ones run on the precompiled kernel (see reduction_space).
-inline constexpr int64_t kMaxColumnKernelColumns = 128;
+// generates when there is no elementwise prologue to fuse; wider bare ones
+// run on the precompiled kernel (Note [Wide column reductions] in
+// jit/fusion_policy.cpp).
+inline constexpr int64_t kMaxBareColumnKernelColumns = 128;
 
 // A reduction the JIT fuses (over one contiguous block of axes): its space.
 // nullopt for other reductions and other ops.

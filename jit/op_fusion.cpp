@@ -57,9 +57,9 @@ Treatment treatment(const RegisteredOp& op, const Target& target, const DTypeCas
     if (!def.reduction) return {JitTreatment::kOwnKernel, "no reduction schema"};
     if (!target.fuses_reductions) return {JitTreatment::kOwnKernel, "the " + gen + " generator fuses no reductions"};
     if (!compiles()) return {JitTreatment::kOwnKernel, "no " + gen + " emitter for it"};
-    return {JitTreatment::kFusesReduction, "over one block of adjacent axes with at most " +
-                                               std::to_string(kMaxColumnKernelColumns) +
-                                               " columns after it, else its own kernel"};
+    return {JitTreatment::kFusesReduction, "over one block of adjacent axes (over more than " +
+                                               std::to_string(kMaxBareColumnKernelColumns) +
+                                               " columns after it only with an elementwise prologue), else its own kernel"};
   }
   if (is_gemm_op(def) && target.fuses_gemm) {
     if (c && !gemm_dtype_supported(c->outputs.empty() ? c->input : c->outputs[0]))

@@ -121,36 +121,45 @@ void ArgmaxEmitter::merge_in(VecEmitter& e, const ArgmaxAcc& a, const ArgmaxAcc&
 
 void ArgmaxEmitter::merge(const ArgmaxAcc& a, const ArgmaxAcc& b) { merge_in(e_, a, b); }
 
+// Note [Argmax across lanes]
+// Halving the accumulator and merging the halves with beats() and the index
+// tie-break costs about 14 instructions per halving, most of them compares
+// into k registers; on short rows, where the finish is per few elements,
+// that was the kernel's largest cost. The winner is found instead from two
+// ordinary lane reductions: the maximum value M (vmax, which drops nans,
+// so a lane holding a nan overrides it below), then the smallest index
+// among the lanes holding M (== treats +0 and -0 as equal: they tie), or
+// among the lanes holding a nan when there is one (a nan beats every
+// number). That is the same winner the merges find: the first index of the
+// largest value, the first nan above all. Lanes that took no element hold
+// the identity and no-index, the largest index, so they win only when
+// every lane is such a lane. The winning value reported for split rows is
+// M, or a quiet nan: the runtime's combine only compares it.
 ArgmaxAcc ArgmaxEmitter::reduce_lanes(const ArgmaxAcc& a) {
   ax::Compiler& cc = e_.cc();
-  const int lane_bytes = VecEmitter::lane_width(ct_);
-  ArgmaxAcc cur = a;
-  // Halve: the upper lanes merge into the lower ones, in registers of the
-  // narrower width (an emitter with half the lanes).
-  for (int lanes = e_.lanes(); lanes > 1; lanes /= 2) {
-    VecEmitter h(cc, e_.avx512(), lanes / 2);
-    const int bytes = lanes * lane_bytes;
-    ArgmaxAcc lo{h.new_vec(ct_), h.new_vec(it_)}, hi{h.new_vec(ct_), h.new_vec(it_)};
-    auto split = [&](const ax::Vec& src, const ax::Vec& low, const ax::Vec& high) {
-      if (bytes == 64) {
-        cc.vextractf64x4(high.as<ax::Ymm>(), src.as<ax::Zmm>(), 1);
-        cc.vmovaps(low, src.as<ax::Zmm>().ymm());
-      } else if (bytes == 32) {
-        cc.vextractf128(high.as<ax::Xmm>(), src.as<ax::Ymm>(), 1);
-        cc.vmovaps(low, src.as<ax::Ymm>().xmm());
-      } else {
-        // Within one xmm: 16 bytes (swap halves) or 8 (swap neighbours).
-        if (lane_bytes == 8) cc.vpermilpd(high, src, 1);
-        else cc.vpermilps(high, src, bytes == 16 ? 0x4E : 0xB1);
-        cc.vmovaps(low, src);
-      }
-    };
-    split(cur.best, lo.best, hi.best);
-    split(cur.index, lo.index, hi.index);
-    merge_in(h, lo, hi);
-    cur = lo;
+  ax::Vec best = e_.reduce_lanes(ScalarOp::kReduceMax, ct_, a.best);
+  Mask cand = e_.cmp(ct_, Cmp::kEq, a.best, best);
+  if (is_floating(ct_)) {
+    Mask nan = e_.is_nan(ct_, a.best);
+    asmjit::Label clean = cc.newLabel();
+    if (e_.avx512()) {
+      cc.kortestq(nan.k, nan.k);
+      cc.jz(clean);
+      cc.kmovq(cand.k, nan.k);
+    } else {
+      cc.vptest(nan.v, nan.v);
+      cc.jz(clean);
+      cc.vmovaps(cand.v, nan.v);
+    }
+    cc.vmovaps(best, e_.const_vec(ct_, std::numeric_limits<double>::quiet_NaN()));
+    cc.bind(clean);
   }
-  return cur;
+  ax::Vec none = e_.new_vec(it_);
+  asmjit::Operand none_bits = e_.const_bits_operand(it_, argmax_no_index(t_));
+  if (none_bits.isReg()) cc.vmovaps(none, none_bits.as<ax::Vec>());
+  else cc.vmovups(none, none_bits.as<ax::Mem>());
+  ax::Vec index = e_.reduce_lanes(ScalarOp::kReduceMin, it_, e_.blend(it_, cand, a.index, none));
+  return {best, index};
 }
 
 }  // namespace wok::jit::x86

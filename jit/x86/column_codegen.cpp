@@ -2,14 +2,39 @@
 // reductions over the R dim of a [P, R, C] space, vectorized along C.
 //
 // void kernel(const KernelArgs* args, int64 tile_begin, int64 tile_end):
-//   a tile is one vector of columns of one p: (p, j0 .. j0 + lanes)
-//   per tile: values that vary along C only (e.g. a weight per column),
-//     then the rows, two at a time into two accumulators folded every
-//     block of rows (blocked summation), then the values computed from the
-//     reductions, and the stores. The last tile of a p may be partial: its
-//     columns go through stack "bounce" buffers, and lanes past the end
-//     are computed but never stored (each lane is its own column).
+//   a tile is one vector of columns of one p: (p, j0 .. j0 + lanes). Two
+//   walks over the tiles (Note [Streaming column kernel]): narrow spaces
+//   walk each tile down all rows with register accumulators; wider ones
+//   stream rows across a group of tiles with accumulators in memory. Both
+//   fold every block of rows (blocked summation), then compute the values
+//   of the reductions and store. The last tile of a p may be partial: its
+//   columns go through stack "bounce" buffers, and lanes past the end are
+//   computed but never stored (each lane is its own column).
+//
+// Note [Streaming column kernel]
+// Walking one tile (a cache line or two) down every row is one strided
+// stream per tile: from 256 columns it is bound by memory latency (a new
+// page every row, nothing for the prefetchers to follow; 4.6 GB/s against
+// 19 GB/s on [4096, 4096]). So when a p has kStreamMinTiles tiles or more,
+// the kernel takes the thread's tiles in groups of up to group_tiles()
+// consecutive tiles of one p, and for each group reads rows in order:
+// row r, then r + 1, each across all the group's tiles, which is one
+// contiguous run of up to kGroupBytes per row. Each tile's accumulators
+// (the block's and the total, per reduction) live in a stack scratch slot
+// sized to stay in L1; every row loads, updates and stores them, which the
+// load and store ports absorb far below memory bandwidth. One row at a
+// time, not two: two rows under 4 KiB interleave inside one page, which the
+// stream prefetcher did not follow ([131072, 512]). Spaces of up to 8 tiles
+// per p (128 float32 columns under AVX-512) keep the register walk, which
+// measured 1.4-2x the unfused pair there at 1 and 2 threads: with a few
+// tiles per row a memory accumulator is a store-to-load chain per row, and
+// a narrow walk is near contiguous already. The launcher gives each thread
+// one run of tiles (jit/plan_replay.cpp), so its rows are cut as little as
+// possible; threads still split columns, not rows, which is why bare wide
+// reductions stay on the precompiled kernel (Note [Wide column reductions]
+// in jit/fusion_policy.cpp).
 #include <algorithm>
+#include <functional>
 #include <map>
 
 #include "wok/jit/x86/argmax_emitter.h"
@@ -25,6 +50,14 @@ using asmjit::Label;
 
 constexpr int kBlockRows = 1024;
 constexpr int kUnrollRows = 2;
+// Tiles per p from which the kernel streams rows (Note [Streaming column
+// kernel]; jit/plan_replay.cpp splits such spaces in runs); a group's
+// accumulator slots take at most kScratchBytes (in L1, beside the rows
+// streaming through), and its run of a row at most kGroupBytes of the
+// widest operand (a page: what a prefetcher follows).
+constexpr int kStreamMinTiles = 9;
+constexpr int kScratchBytes = 32768;
+constexpr int kGroupBytes = 16384;
 
 class ColumnKernelGenerator {
  public:
@@ -50,6 +83,19 @@ class ColumnKernelGenerator {
   ax::Vec load_input(const ScalarInstr& in, bool second_row, bool bounce);
   void emit_set(const std::vector<int>& set, bool second_row, bool bounce);
   void emit_tile(bool partial);
+  // The streaming walk (Note [Streaming column kernel]).
+  void layout_slots();
+  int group_tiles() const;
+  void emit_stream(const ax::Gp& begin, const ax::Gp& end, const ax::Gp& tiles_per_p);
+  void emit_slot_loop(const ax::Gp& count, const std::function<void(bool partial)>& body, bool moves_rows);
+  void emit_row_pass();
+  void emit_pass_tile(bool partial);
+  void emit_fold(bool partial, bool first);
+  void emit_final_tile(bool partial);
+  bool moves_r(int k) const {
+    return k >= spec_.num_inputs() ? !reduced_output(k - spec_.num_inputs()) : input_varies_r(k);
+  }
+  bool moves_c(int k) const { return k >= spec_.num_inputs() || input_varies_c(k); }
   void copy_in(int k, bool second_row);
   void copy_out(int k, const ax::Gp& dst);
   ax::Vec identity(ScalarOp op, DType t) { return reduction_identity(e_, op, t); }
@@ -70,8 +116,21 @@ class ColumnKernelGenerator {
   std::vector<int> reductions_, argmaxes_;
   std::vector<ax::Vec> values_;
   std::vector<ax::Gp> base_, tile_ptr_, row_ptr_, row_step_;
+  // What load_input and copy_in read through: row_ptr_ / tile_ptr_ in the
+  // register walk, the current tile's pointers (cur_) when streaming.
+  std::vector<ax::Gp> ld_row_, ld_tile_;
   std::vector<ax::Mem> bounce_;
-  ax::Gp params_, shape_, cols_, tmp_;
+  ax::Gp params_, shape_, strides_, cols_, tmp_;
+  // Streaming: tile-level instructions the rows read, accumulator slot
+  // offsets (per reduction: block, then total; per argmax: block best and
+  // index, then total best and index), bytes per tile.
+  std::vector<int> tile_row_level_;
+  std::map<int, int> slot_off_;
+  int slot_bytes_ = 0;
+  ax::Mem scratch_;
+  std::vector<ax::Gp> cur_;
+  ax::Gp slot_, full_;
+  std::map<DType, ax::Vec> rpos_;
 };
 
 void ColumnKernelGenerator::analyse() {
@@ -109,14 +168,24 @@ void ColumnKernelGenerator::analyse() {
     else if (varies_r_[i]) row_level_.push_back(static_cast<int>(i));
     else tile_level_.push_back(static_cast<int>(i));
   }
+  // The tile-level values the rows read (streaming recomputes them per row).
+  std::vector<bool> needed(ins.size(), false);
+  for (int i = static_cast<int>(ins.size()) - 1; i >= 0; --i) {
+    const bool row = !per_call_[i] && !post_[i] && varies_r_[i];
+    if (!row && !needed[i] && !is_reduction(ins[i].op)) continue;
+    if (ins[i].op == ScalarOp::kInput || ins[i].op == ScalarOp::kConst) continue;
+    for (int a = 0; a < scalar_op_arity(ins[i].op); ++a) needed[ins[i].args[a]] = true;
+  }
+  for (int i : tile_level_)
+    if (needed[i]) tile_row_level_.push_back(i);
 }
 
 ax::Vec ColumnKernelGenerator::load_input(const ScalarInstr& in, bool second_row, bool bounce) {
   const DType t = in.dtype;
   const int k = in.index;
   if (k >= spec_.num_inputs()) return e_.broadcast_load(t, ax::ptr(params_, 8 * (k - spec_.num_inputs())));
-  ax::Mem m = input_varies_r(k) ? (second_row ? ax::ptr(row_ptr_[k], row_step_[k]) : ax::ptr(row_ptr_[k]))
-                                : ax::ptr(tile_ptr_[k]);
+  ax::Mem m = input_varies_r(k) ? (second_row ? ax::ptr(ld_row_[k], row_step_[k]) : ax::ptr(ld_row_[k]))
+                                : ax::ptr(ld_tile_[k]);
   if (!input_varies_c(k)) return e_.broadcast_load(t, m);
   if (bounce) return e_.load(t, bounce_[k]);
   return e_.load(t, m);
@@ -131,9 +200,9 @@ void ColumnKernelGenerator::emit_set(const std::vector<int>& set, bool second_ro
 // Copies the tile's `cols` elements of input k (at the row, or the tile)
 // into its bounce buffer.
 void ColumnKernelGenerator::copy_in(int k, bool second_row) {
-  ax::Mem src = !input_varies_r(k) ? ax::ptr(tile_ptr_[k])
-                : second_row       ? ax::ptr(row_ptr_[k], row_step_[k])
-                                   : ax::ptr(row_ptr_[k]);
+  ax::Mem src = !input_varies_r(k) ? ax::ptr(ld_tile_[k])
+                : second_row       ? ax::ptr(ld_row_[k], row_step_[k])
+                                   : ax::ptr(ld_row_[k]);
   emit_bounce_copy(cc_, BounceCopy::kIn, bounce_[k], src, cols_, operand_dtype(k));
 }
 
@@ -292,6 +361,270 @@ void ColumnKernelGenerator::emit_tile(bool partial) {
   }
 }
 
+void ColumnKernelGenerator::layout_slots() {
+  int off = 0;
+  for (int r : reductions_) {
+    slot_off_[r] = off;
+    off += 2 * e_.reg_bytes(instr(r).dtype);
+  }
+  for (int r : argmaxes_) {
+    const DType t = instr(instr(r).args[0]).dtype;
+    slot_off_[r] = off;
+    off += 2 * (e_.reg_bytes(argmax_compare_dtype(t)) + e_.reg_bytes(argmax_index_dtype(t)));
+  }
+  slot_bytes_ = std::max(off, 64);
+}
+
+int ColumnKernelGenerator::group_tiles() const {
+  int widest = 1;  // bytes of one tile of the widest operand read or written per row
+  for (int k = 0; k < num_operands(); ++k)
+    if (moves_r(k) && moves_c(k)) widest = std::max(widest, e_.lanes() * static_cast<int>(itemsize(operand_dtype(k))));
+  return std::max(1, std::min(kScratchBytes / slot_bytes_, kGroupBytes / widest));
+}
+
+// Runs body once per tile of the group (full ones, then the partial one if
+// any) with cur_ at the tile: the current row of operands that move along
+// R when moves_rows, else the tile of the first row; slot_ at its slot.
+void ColumnKernelGenerator::emit_slot_loop(const ax::Gp& count, const std::function<void(bool partial)>& body,
+                                           bool moves_rows) {
+  const int lanes = e_.lanes();
+  for (int k = 0; k < num_operands(); ++k) cc_.mov(cur_[k], moves_rows && moves_r(k) ? row_ptr_[k] : tile_ptr_[k]);
+  cc_.lea(slot_, scratch_);
+  ax::Gp i = cc_.newInt64("i");
+  Label loop = cc_.newLabel(), full_done = cc_.newLabel(), skip = cc_.newLabel();
+  cc_.mov(i, count);
+  cc_.test(i, i);
+  cc_.jz(full_done);
+  cc_.bind(loop);
+  body(false);
+  for (int k = 0; k < num_operands(); ++k)
+    if (moves_c(k)) cc_.add(cur_[k], lanes * static_cast<int>(itemsize(operand_dtype(k))));
+  cc_.add(slot_, slot_bytes_);
+  cc_.dec(i);
+  cc_.jnz(loop);
+  cc_.bind(full_done);
+  cc_.cmp(cols_, lanes);
+  cc_.jge(skip);
+  body(true);
+  cc_.bind(skip);
+}
+
+// Slots of one tile: first: both accumulators take the identity; else the
+// block's accumulator is folded into the total and restarts.
+void ColumnKernelGenerator::emit_fold(bool, bool first) {
+  for (int r : reductions_) {
+    const DType t = instr(r).dtype;
+    const int off = slot_off_.at(r), rb = e_.reg_bytes(t);
+    if (first) {
+      e_.store(t, ax::ptr(slot_, off + rb), identity(instr(r).op, t));
+    } else {
+      ax::Vec total = e_.load(t, ax::ptr(slot_, off + rb));
+      accumulate(r, total, e_.load(t, ax::ptr(slot_, off)));
+      e_.store(t, ax::ptr(slot_, off + rb), total);
+    }
+    e_.store(t, ax::ptr(slot_, off), identity(instr(r).op, t));
+  }
+  for (int r : argmaxes_) {
+    const DType t = instr(instr(r).args[0]).dtype;
+    ArgmaxEmitter a(e_, t);
+    const DType ct = argmax_compare_dtype(t), it = a.index_dtype();
+    const int off = slot_off_.at(r), half = e_.reg_bytes(ct) + e_.reg_bytes(it);
+    if (!first) {
+      ArgmaxAcc total{e_.load(ct, ax::ptr(slot_, off + half)), e_.load(it, ax::ptr(slot_, off + half + e_.reg_bytes(ct)))};
+      a.merge(total, ArgmaxAcc{e_.load(ct, ax::ptr(slot_, off)), e_.load(it, ax::ptr(slot_, off + e_.reg_bytes(ct)))});
+      e_.store(ct, ax::ptr(slot_, off + half), total.best);
+      e_.store(it, ax::ptr(slot_, off + half + e_.reg_bytes(ct)), total.index);
+    }
+    ArgmaxAcc id = a.new_acc();
+    a.reset(id);
+    for (int h = 0; h < (first ? 2 : 1); ++h) {
+      e_.store(ct, ax::ptr(slot_, off + h * half), id.best);
+      e_.store(it, ax::ptr(slot_, off + h * half + e_.reg_bytes(ct)), id.index);
+    }
+  }
+}
+
+// One row of one tile: the block accumulators come from the slot and go
+// back to it.
+void ColumnKernelGenerator::emit_pass_tile(bool partial) {
+  const int n_in = spec_.num_inputs();
+  if (partial)
+    for (int k = 0; k < n_in; ++k)
+      if (!input_varies_r(k) && input_varies_c(k)) copy_in(k, false);
+  emit_set(tile_row_level_, false, partial);
+  std::map<int, ax::Vec> acc;
+  std::map<int, ArgmaxAcc> arg;
+  for (int r : reductions_) acc[r] = e_.load(instr(r).dtype, ax::ptr(slot_, slot_off_.at(r)));
+  for (int r : argmaxes_) {
+    const DType t = instr(instr(r).args[0]).dtype, ct = argmax_compare_dtype(t);
+    const int off = slot_off_.at(r);
+    arg[r] = {e_.load(ct, ax::ptr(slot_, off)), e_.load(argmax_index_dtype(t), ax::ptr(slot_, off + e_.reg_bytes(ct)))};
+  }
+  if (partial)
+    for (int k = 0; k < n_in; ++k)
+      if (input_varies_r(k) && input_varies_c(k)) copy_in(k, false);
+  emit_set(row_level_, false, partial);
+  for (int r : reductions_) accumulate(r, acc[r], values_[instr(r).args[0]]);
+  for (int r : argmaxes_) {
+    ArgmaxEmitter a(e_, instr(instr(r).args[0]).dtype);
+    a.step(arg[r], values_[instr(r).args[0]], rpos_.at(a.index_dtype()));
+  }
+  for (int o = 0; o < spec_.num_outputs(); ++o) {
+    if (reduced_output(o)) continue;
+    const int k = n_in + o;
+    const DType t = operand_dtype(k);
+    ax::Vec v = values_[spec_.program.outputs[o]];
+    if (partial) {
+      e_.store(t, bounce_[k], v);
+      copy_out(k, cur_[k]);
+    } else {
+      e_.store(t, ax::ptr(cur_[k]), v);
+    }
+  }
+  for (int r : reductions_) e_.store(instr(r).dtype, ax::ptr(slot_, slot_off_.at(r)), acc[r]);
+  for (int r : argmaxes_) {
+    const DType t = instr(instr(r).args[0]).dtype, ct = argmax_compare_dtype(t);
+    const int off = slot_off_.at(r);
+    e_.store(ct, ax::ptr(slot_, off), arg[r].best);
+    e_.store(argmax_index_dtype(t), ax::ptr(slot_, off + e_.reg_bytes(ct)), arg[r].index);
+  }
+}
+
+// After the last row: the values computed from the totals, and the stores.
+void ColumnKernelGenerator::emit_final_tile(bool partial) {
+  const int n_in = spec_.num_inputs();
+  if (partial)
+    for (int k = 0; k < n_in; ++k)
+      if (!input_varies_r(k) && input_varies_c(k)) copy_in(k, false);
+  emit_set(tile_level_, false, partial);
+  for (int r : reductions_)
+    values_[r] = e_.load(instr(r).dtype, ax::ptr(slot_, slot_off_.at(r) + e_.reg_bytes(instr(r).dtype)));
+  for (int r : argmaxes_) {
+    // As in emit_tile: a lane that took no row answers row 0.
+    const DType t = instr(instr(r).args[0]).dtype, ct = argmax_compare_dtype(t), it = argmax_index_dtype(t);
+    const int off = slot_off_.at(r) + 2 * e_.reg_bytes(ct) + e_.reg_bytes(it);
+    ax::Vec index = e_.load(it, ax::ptr(slot_, off));
+    Mask none = e_.cmp(it, Cmp::kEq, index, e_.const_bits_operand(it, argmax_no_index(t)));
+    values_[r] = e_.blend(it, none, e_.zero(it), index);
+  }
+  emit_set(post_level_, false, partial);
+  for (int o = 0; o < spec_.num_outputs(); ++o) {
+    if (!reduced_output(o)) continue;
+    const int k = n_in + o;
+    ax::Vec v = values_[spec_.program.outputs[o]];
+    ax::Mem at = partial ? bounce_[k] : ax::ptr(cur_[k]);
+    if (is_int32_index(spec_.program.outputs[o])) store_widened_index(at, v);
+    else e_.store(operand_dtype(k), at, v);
+    if (partial) copy_out(k, cur_[k]);
+  }
+}
+
+// Row r across the group's tiles.
+void ColumnKernelGenerator::emit_row_pass() {
+  emit_slot_loop(full_, [&](bool partial) { emit_pass_tile(partial); }, true);
+}
+
+void ColumnKernelGenerator::emit_stream(const ax::Gp& begin, const ax::Gp& end, const ax::Gp& tiles_per_p) {
+  const int lanes = e_.lanes();
+  const int lane_shift = lanes == 16 ? 4 : lanes == 8 ? 3 : 2;
+  layout_slots();
+  const int group = group_tiles();
+  scratch_ = cc_.newStack(group * slot_bytes_, 64);
+  slot_ = cc_.newIntPtr("slot");
+  full_ = cc_.newInt64("full");
+  for (int k = 0; k < num_operands(); ++k) cur_.push_back(cc_.newIntPtr("cur%d", k));
+  ld_row_ = cur_;
+  ld_tile_ = cur_;
+  for (int r : argmaxes_) {
+    const DType it = argmax_index_dtype(instr(instr(r).args[0]).dtype);
+    if (rpos_.count(it)) continue;
+    rpos_[it] = e_.new_vec(it);
+  }
+  ax::Gp t = cc_.newInt64("t"), p = cc_.newInt64("p"), j0 = cc_.newInt64("j0"), n = cc_.newInt64("n"),
+         left = cc_.newInt64("left"), rows = cc_.newInt64("rows"), r = cc_.newInt64("r"),
+         block_end = cc_.newInt64("block_end");
+  ax::Gp all = cc_.newInt64("all");
+  cc_.mov(t, begin);
+  Label group_loop = cc_.newLabel(), done = cc_.newLabel();
+  cc_.bind(group_loop);
+  cc_.cmp(t, end);
+  cc_.jge(done);
+  // The group: n = min(tiles left in this p, tiles left in the range, group).
+  cc_.mov(p, t);
+  cc_.xor_(j0, j0);
+  cc_.div(j0, p, tiles_per_p);  // p = t / tiles_per_p, j0 = t % tiles_per_p
+  cc_.mov(n, tiles_per_p);
+  cc_.sub(n, j0);
+  cc_.mov(left, end);
+  cc_.sub(left, t);
+  cc_.cmp(n, left);
+  cc_.cmovg(n, left);
+  cc_.mov(left, group);
+  cc_.cmp(n, left);
+  cc_.cmovg(n, left);
+  cc_.shl(j0, lane_shift);
+  for (int k = 0; k < num_operands(); ++k) {
+    cc_.mov(tmp_, p);
+    cc_.imul(tmp_, ax::qword_ptr(strides_, 8 * (3 * k)));
+    cc_.mov(left, j0);
+    cc_.imul(left, ax::qword_ptr(strides_, 8 * (3 * k + 2)));
+    cc_.add(tmp_, left);
+    cc_.lea(tile_ptr_[k], ax::ptr(base_[k], tmp_, shift_of(operand_dtype(k))));
+  }
+  // Columns of the group's last tile; that tile is partial when under lanes.
+  cc_.mov(cols_, ax::qword_ptr(shape_, 16));
+  cc_.sub(cols_, j0);
+  cc_.mov(tmp_, n);
+  cc_.dec(tmp_);
+  cc_.shl(tmp_, lane_shift);
+  cc_.sub(cols_, tmp_);
+  cc_.mov(full_, n);
+  cc_.mov(tmp_, n);
+  cc_.dec(tmp_);
+  cc_.cmp(cols_, lanes);
+  cc_.cmovl(full_, tmp_);
+  cc_.mov(all, n);
+  emit_slot_loop(full_, [&](bool partial) { emit_fold(partial, true); }, false);
+
+  cc_.mov(rows, ax::qword_ptr(shape_, 8));
+  cc_.xor_(r, r);
+  for (int k = 0; k < num_operands(); ++k)
+    if (moves_r(k)) cc_.mov(row_ptr_[k], tile_ptr_[k]);
+  auto advance = [&] {
+    for (int k = 0; k < num_operands(); ++k)
+      if (moves_r(k)) cc_.add(row_ptr_[k], row_step_[k]);
+    for (auto& [it, v] : rpos_)
+      cc_.emit(it == DType::kInt64 ? ax::Inst::kIdVpaddq : ax::Inst::kIdVpaddd, v, v, e_.const_bits_operand(it, 1));
+    cc_.inc(r);
+  };
+  Label block = cc_.newLabel(), rows_done = cc_.newLabel();
+  cc_.bind(block);
+  cc_.cmp(r, rows);
+  cc_.jge(rows_done);
+  for (auto& [it, v] : rpos_) cc_.vmovaps(v, e_.broadcast_gpr(it, r));
+  cc_.mov(block_end, r);
+  cc_.add(block_end, kBlockRows);
+  cc_.cmp(block_end, rows);
+  cc_.cmovg(block_end, rows);
+  {
+    Label row = cc_.newLabel(), exit = cc_.newLabel();
+    cc_.bind(row);
+    cc_.cmp(r, block_end);
+    cc_.jge(exit);
+    emit_row_pass();
+    advance();
+    cc_.jmp(row);
+    cc_.bind(exit);
+  }
+  emit_slot_loop(full_, [&](bool partial) { emit_fold(partial, false); }, false);
+  cc_.jmp(block);
+  cc_.bind(rows_done);
+  emit_slot_loop(full_, [&](bool partial) { emit_final_tile(partial); }, false);
+  cc_.add(t, all);
+  cc_.jmp(group_loop);
+  cc_.bind(done);
+}
+
 bool ColumnKernelGenerator::is_int32_index(int i) const {
   return instr(i).op == ScalarOp::kReduceArgmax && argmax_index_dtype(instr(instr(i).args[0]).dtype) == DType::kInt32;
 }
@@ -335,7 +668,8 @@ void ColumnKernelGenerator::generate() {
   cc_.cmp(begin, end);
   cc_.jge(done);
 
-  ax::Gp ptrs = cc_.newIntPtr("ptrs"), strides = cc_.newIntPtr("strides");
+  ax::Gp ptrs = cc_.newIntPtr("ptrs");
+  ax::Gp strides = strides_ = cc_.newIntPtr("strides");
   shape_ = cc_.newIntPtr("shape");
   cc_.mov(ptrs, ax::ptr(args, offsetof(KernelArgs, ptrs)));
   cc_.mov(shape_, ax::ptr(args, offsetof(KernelArgs, shape)));
@@ -358,6 +692,8 @@ void ColumnKernelGenerator::generate() {
     bool wide = k >= spec_.num_inputs() && is_int32_index(spec_.program.outputs[k - spec_.num_inputs()]);
     bounce_.push_back(cc_.newStack(wide ? 128 : 64, 64));
   }
+  ld_row_ = row_ptr_;
+  ld_tile_ = tile_ptr_;
   values_.resize(spec_.program.instrs.size());
   const auto& ins = spec_.program.instrs;
   for (size_t i = 0; i < ins.size(); ++i) {
@@ -381,6 +717,9 @@ void ColumnKernelGenerator::generate() {
   cc_.add(tiles_per_p, lanes - 1);
   int lane_shift = lanes == 16 ? 4 : lanes == 8 ? 3 : 2;
   cc_.shr(tiles_per_p, lane_shift);
+  Label stream = cc_.newLabel();
+  cc_.cmp(tiles_per_p, kStreamMinTiles);
+  cc_.jge(stream);
   cc_.mov(t, begin);
 
   Label tile = cc_.newLabel(), partial = cc_.newLabel(), next = cc_.newLabel();
@@ -411,6 +750,9 @@ void ColumnKernelGenerator::generate() {
   cc_.inc(t);
   cc_.cmp(t, end);
   cc_.jl(tile);
+  cc_.jmp(done);
+  cc_.bind(stream);
+  emit_stream(begin, end, tiles_per_p);
   cc_.bind(done);
   cc_.endFunc();
 }

@@ -57,9 +57,8 @@ ax::Vec expm1_reduced(VecEmitter& e, DT t, const ax::Vec& x, ax::Vec& n, ax::Vec
   ax::Vec nf = e.sub(t, tt, C(e, t, k.magic));
   if (nf_out) *nf_out = nf;
   n = e.int_sub(t, tt, e.const_bits_operand(t, bits_of(t, k.magic)));
-  ax::Vec negnf = e.neg(t, nf);
-  ax::Vec r = e.fma(t, negnf, C(e, t, k.ln2hi), x);
-  r = e.fma(t, negnf, C(e, t, k.ln2lo), r);
+  ax::Vec r = e.fnma(t, nf, C(e, t, k.ln2hi), x);
+  r = e.fnma(t, nf, C(e, t, k.ln2lo), r);
   ax::Vec p = f32(t) ? horner(e, t, r, vmc::kExpPolyF) : horner(e, t, r, vmc::kExpPolyD);
   ax::Vec rr = e.mul(t, r, r);
   return e.fma(t, rr, p, r);
@@ -165,21 +164,21 @@ ax::Vec emit_exp(VecEmitter& e, DT t, const ax::Vec& x) {
     ax::Vec s2 = pow2i(e, t, e.int_sub(t, n, h));
     v = e.mul(t, e.fma(t, p, s1, s1), s2);
   }
-  return keep_nan(e, t, x, v);
+  // A nan stays nan through the clamps (max_raw and min_raw return their
+  // second operand when unordered) and the arithmetic, as in vm::exp.
+  return v;
 }
 
+// vm::tanh; Note [Cheap transcendentals] in runtime/kernels/cpu/vec_math.h.
 ax::Vec emit_tanh(VecEmitter& e, DT t, const ax::Vec& x) {
-  double one_cut = f32(t) ? static_cast<double>(vmc::kTanhOneF) : vmc::kTanhOneD;
   double twice = f32(t) ? static_cast<double>(2.0f * vmc::kTanhOneF) : 2.0 * vmc::kTanhOneD;
   ax::Vec a = e.abs(t, x);
-  Mask beyond = e.cmp(t, Cmp::kGt, a, C(e, t, one_cut));
-  ax::Vec two_a = e.mul(t, a, C(e, t, 2.0));
-  ax::Vec y = e.blend(t, beyond, e.const_vec(t, twice), two_a);
+  ax::Vec y = e.add(t, a, a);  // 2|x| exactly, on the adders rather than the multipliers
+  y = e.min_raw(t, e.const_vec(t, twice), y);  // y > twice ? twice : y (nan stays y)
   ax::Vec em = expm1_small(e, t, y);
   ax::Vec res = e.div(t, em, e.add(t, em, C(e, t, 2.0)));
-  res = e.blend(t, beyond, e.const_vec(t, 1.0), res);
-  res = copysign(e, t, res, x);
-  return keep_nan(e, t, x, res);
+  uint64_t sign = f32(t) ? 0x80000000u : 0x8000000000000000ull;
+  return e.bit_or(t, res, e.bit_and(t, x, e.const_bits_operand(t, sign)));
 }
 
 ax::Vec emit_log(VecEmitter& e, DT t, const ax::Vec& x) {

@@ -15,10 +15,13 @@
 // row_schedule.cpp; this file emits the machine code for it.
 #include <algorithm>
 #include <map>
+#include <memory>
+#include <set>
 
 #include "wok/jit/x86/argmax_emitter.h"
 #include "wok/jit/x86/instr_emitter.h"
 #include "wok/jit/x86/row_schedule.h"
+#include "wok/jit/x86/row_tail.h"
 #include "wok/jit/x86/x86_codegen.h"
 #include "wok/runtime/error.h"
 
@@ -53,6 +56,8 @@ class RowKernelGenerator {
   ax::Vec load_input(const ScalarInstr& in, const ax::Gp& j, int offset, bool bounce);
   void emit_row_level(int avail);
   void emit_phase(int phase);
+  bool has_short_path() const;
+  void emit_short_row();
   void emit_elements(const std::vector<int>& needed, const ax::Gp& j, int offset, bool bounce);
   ax::Mem spill_slot(int v, const ax::Gp& j, int offset, bool bounce) const;
   ax::Vec identity(ScalarOp op, DType t) { return reduction_identity(e_, op, t); }
@@ -74,14 +79,15 @@ class RowKernelGenerator {
   std::vector<ax::Vec> values_;
   std::vector<ax::Gp> base_, run_ptr_;
   std::vector<ax::Mem> bounce_;
+  std::unique_ptr<RowTail> tail_;  // the call's tail masks (Note [Masked row tails])
   ax::Gp args_, params_, shape_, len_, col0_;
   std::map<int, ax::Vec> argmax_best_;  // per argmax: the winning value, lane 0
 };
 
 ax::Mem RowKernelGenerator::spill_slot(int v, const ax::Gp& j, int offset, bool bounce) const {
   const int k = spec_.num_inputs() + sched_.spill_to(v);
-  if (bounce) return bounce_[k];
   const DType t = instr(v).dtype;
+  if (bounce && !RowTail::masked(t)) return bounce_[k];
   return ax::ptr(run_ptr_[k], j, shift_of(t), offset * static_cast<int>(itemsize(t)));
 }
 
@@ -89,7 +95,8 @@ ax::Vec RowKernelGenerator::load_input(const ScalarInstr& in, const ax::Gp& j, i
   const DType t = in.dtype;
   if (in.index >= spec_.num_inputs()) return e_.broadcast_load(t, ax::ptr(params_, 8 * (in.index - spec_.num_inputs())));
   if (spec_.inner_broadcast(in.index)) return e_.broadcast_load(t, ax::ptr(run_ptr_[in.index]));
-  if (bounce) return e_.load(t, bounce_[in.index]);
+  if (bounce && !RowTail::masked(t)) return e_.load(t, bounce_[in.index]);
+  if (bounce) return tail_->load(t, ax::ptr(run_ptr_[in.index], j, shift_of(t)));
   return e_.load(t, ax::ptr(run_ptr_[in.index], j, shift_of(t), offset * static_cast<int>(itemsize(t))));
 }
 
@@ -125,11 +132,16 @@ void RowKernelGenerator::emit_row_level(int avail) {
 
 void RowKernelGenerator::emit_elements(const std::vector<int>& needed, const ax::Gp& j, int offset, bool bounce) {
   for (int i : needed) {
-    if (sched_.reloaded(i, phase_)) values_[i] = e_.load(instr(i).dtype, spill_slot(i, j, offset, bounce));
+    const DType t = instr(i).dtype;
+    const bool masked = bounce && RowTail::masked(t);
+    if (sched_.reloaded(i, phase_)) values_[i] = masked ? tail_->load(t, spill_slot(i, j, offset, bounce))
+                                                        : e_.load(t, spill_slot(i, j, offset, bounce));
     else if (instr(i).op == ScalarOp::kInput) values_[i] = load_input(instr(i), j, offset, bounce);
     else values_[i] = emit_value_instr(e_, spec_.program, instr(i), values_);
-    if (sched_.spill_to(i) >= 0 && sched_.spill_phase(i) == phase_)
-      e_.store(instr(i).dtype, spill_slot(i, j, offset, bounce), values_[i]);
+    if (sched_.spill_to(i) >= 0 && sched_.spill_phase(i) == phase_) {
+      if (masked) tail_->store(t, spill_slot(i, j, offset, bounce), values_[i]);
+      else e_.store(t, spill_slot(i, j, offset, bounce), values_[i]);
+    }
   }
 }
 
@@ -138,9 +150,16 @@ ax::Vec RowKernelGenerator::finish_reduction(int r, const ax::Vec& acc) {
   DType t = in.dtype;
   ax::Vec v = e_.reduce_lanes(in.op, t, acc);
   if (is_floating(t) && (in.op == ScalarOp::kReduceMax || in.op == ScalarOp::kReduceMin)) {
-    // The lane instructions drop nans; a nan in any lane makes the result nan.
-    ax::Vec any = e_.reduce_lanes(ScalarOp::kReduceMax, DType::kBool, e_.mask_to_bool(t, e_.is_nan(t, acc)));
-    v = e_.blend(t, e_.bool_to_mask(t, any), e_.const_vec(t, std::numeric_limits<double>::quiet_NaN()), v);
+    // The lane instructions drop nans; a nan in any lane makes the result
+    // nan. A test and a rarely taken branch, not a second lane reduction:
+    // on short rows the finish is a large part of the row's work.
+    Mask nan = e_.is_nan(t, acc);
+    Label clean = cc_.newLabel();
+    if (e_.avx512()) cc_.kortestq(nan.k, nan.k);
+    else cc_.vptest(nan.v, nan.v);
+    cc_.jz(clean);
+    cc_.vmovaps(v, e_.const_vec(t, std::numeric_limits<double>::quiet_NaN()));
+    cc_.bind(clean);
   }
   return v;
 }
@@ -242,20 +261,25 @@ void RowKernelGenerator::emit_phase(int phase) {
   };
 
   ax::Gp j = cc_.newInt64("j"), limit = cc_.newInt64("limit"), block_end = cc_.newInt64("block_end");
+  auto set_pos = [&]() {
+    // The columns of the step at j, counted from the row's start.
+    ax::Gp at = cc_.newInt64("at");
+    cc_.mov(at, j);
+    cc_.add(at, col0_);
+    for (auto& [it, p] : pos) cc_.emit(add_id(it), p, e_.broadcast_gpr(it, at), e_.lane_index(it));
+  };
   cc_.xor_(j, j);
   Label block = cc_.newLabel(), tail = cc_.newLabel();
+  // A row shorter than a vector is all tail: skip the block's setup and fold.
+  if (!pos.empty()) set_pos();
+  cc_.cmp(len_, lanes);
+  cc_.jl(tail);
   cc_.bind(block);
   for (int r : reductions)
     for (int u = 0; u < sched_.unroll(); ++u) cc_.vmovaps(block_acc[r][u], identity(ins[r].op, ins[r].dtype));
   for (int r : argmaxes)
     for (int u = 0; u < sched_.unroll(); ++u) am.at(r).reset(arg_block[r][u]);
-  if (!pos.empty()) {
-    // The columns of the block's first step, counted from the row's start.
-    ax::Gp at = cc_.newInt64("at");
-    cc_.mov(at, j);
-    cc_.add(at, col0_);
-    for (auto& [it, p] : pos) cc_.emit(add_id(it), p, e_.broadcast_gpr(it, at), e_.lane_index(it));
-  }
+  if (!pos.empty()) set_pos();
   cc_.mov(block_end, j);
   cc_.add(block_end, kBlockColumns);
   cc_.cmp(block_end, len_);
@@ -299,31 +323,41 @@ void RowKernelGenerator::emit_phase(int phase) {
     for (int u = 1; u < sched_.unroll(); ++u) accumulate(r, block_acc[r][0], block_acc[r][u]);
     accumulate(r, row_acc[r], block_acc[r][0]);
   }
-  for (int r : argmaxes) {
-    for (int u = 1; u < sched_.unroll(); ++u) am.at(r).merge(arg_block[r][0], arg_block[r][u]);
-    am.at(r).merge(arg_row[r], arg_block[r][0]);
+  if (!argmaxes.empty()) {
+    // A row too short for the unrolled loop left accumulators 1.. as they
+    // were reset, and merging those is a no-op: skip the merges, about 14
+    // instructions each (a row of 17 float32s spent most of its time here).
+    Label merged = cc_.newLabel();
+    if (sched_.unroll() > 1) {
+      cc_.cmp(len_, sched_.unroll() * lanes);
+      cc_.jl(merged);
+    }
+    for (int r : argmaxes)
+      for (int u = 1; u < sched_.unroll(); ++u) am.at(r).merge(arg_block[r][0], arg_block[r][u]);
+    cc_.bind(merged);
+    for (int r : argmaxes) am.at(r).merge(arg_row[r], arg_block[r][0]);
   }
   cc_.mov(limit, len_);
   cc_.sub(limit, lanes);
   cc_.cmp(j, limit);
   cc_.jle(block);  // at least one more full vector
 
-  // Tail: fewer than `lanes` columns, through the bounce buffers; lanes
-  // past the end are replaced by the reductions' identities.
+  // Tail: fewer than `lanes` columns, masked (Note [Masked row tails]);
+  // lanes past the end are replaced by the reductions' identities.
   cc_.bind(tail);
   Label done = cc_.newLabel();
-  ax::Gp rem = cc_.newInt64("rem");
-  cc_.mov(rem, len_);
-  cc_.sub(rem, j);
-  cc_.jle(done);
-  // Operand k's tail, as `t` (a spilled value's type for its output's row).
+  const ax::Gp& rem = tail_->rem();
+  cc_.test(rem, rem);
+  cc_.jz(done);
+  RowTail& row_tail = *tail_;
+  // Operand k's tail through its bounce buffer, as `t` (a spilled value's
+  // type for its output's row), where t has no masked form.
   auto copy = [&](BounceCopy direction, int k, DType t) {
+    if (RowTail::masked(t)) return;
     emit_bounce_copy(cc_, direction, bounce_[k], ax::ptr(run_ptr_[k], j, shift_of(t)), rem, t);
   };
   for (int k = 0; k < spec_.num_inputs(); ++k)
     if (streams(k)) copy(BounceCopy::kIn, k, operand_dtype(k));
-  // Spilled values: loaded through (and stored into) their output's bounce
-  // buffer, whose copy to the output follows.
   for (int v : needed)
     if (sched_.reloaded(v, phase)) copy(BounceCopy::kIn, spec_.num_inputs() + sched_.spill_to(v), instr(v).dtype);
   emit_elements(needed, j, 0, true);
@@ -332,27 +366,90 @@ void RowKernelGenerator::emit_phase(int phase) {
       copy(BounceCopy::kOut, spec_.num_inputs() + sched_.spill_to(v), instr(v).dtype);
   for (int r : reductions) {
     DType t = ins[r].dtype;
-    DType it = VecEmitter::lane_width(t) == 8 ? DType::kInt64 : DType::kInt32;
-    Mask valid = e_.cmp(it, Cmp::kLt, e_.lane_index(t), e_.broadcast_gpr(it, rem));
-    accumulate(r, row_acc[r], e_.blend(t, e_.convert_mask(it, t, valid), value_of(r), identity(ins[r].op, t)));
+    accumulate(r, row_acc[r], e_.blend(t, row_tail.valid(t), value_of(r), identity(ins[r].op, t)));
   }
   for (int r : argmaxes) {
     // pos is at column j: lanes at rem and past take the identity, which
     // never wins.
     ArgmaxEmitter& a = am.at(r);
     DType t = argmax_compare_dtype(argmax_input(r)), it = a.index_dtype();
-    Mask valid = e_.cmp(it, Cmp::kLt, e_.lane_index(it), e_.broadcast_gpr(it, rem));
-    a.step(arg_row[r], e_.blend(t, e_.convert_mask(it, t, valid), value_of(r), a.identity()), pos.at(it));
+    a.step(arg_row[r], e_.blend(t, row_tail.valid(t), value_of(r), a.identity()), pos.at(it));
   }
   for (int o : outputs) {
     int k = spec_.num_inputs() + o;
     DType t = operand_dtype(k);
-    e_.store(t, bounce_[k], values_[spec_.program.outputs[o]]);
-    copy(BounceCopy::kOut, k, t);
+    const ax::Vec& v = values_[spec_.program.outputs[o]];
+    if (RowTail::masked(t)) {
+      row_tail.store(t, ax::ptr(run_ptr_[k], j, shift_of(t)), v);
+    } else {
+      e_.store(t, bounce_[k], v);
+      copy(BounceCopy::kOut, k, t);
+    }
   }
   cc_.bind(done);
   for (int r : reductions) values_[r] = finish_reduction(r, row_acc[r]);
   for (int r : argmaxes) values_[r] = finish_argmax(r, am.at(r), arg_row[r]);
+}
+
+// Note [Short rows]
+// A row shorter than a vector is one masked vector (Note [Masked row
+// tails]). Walking it through every phase's block loop still costs the
+// loop setup, the fold, the spill of Note [Spilled values] (a masked store
+// that a masked load of the next phase must wait for: no store forwarding
+// across masked accesses) and a reload of the inputs per phase. Such rows
+// take a path of their own instead: the inputs are loaded once, every
+// per-element value stays in its register from the phase that first
+// computes it to the last that needs it, each reduction reduces its one
+// vector (the row's accumulator would have been the identity, and
+// identity op v is v: the lanes are the same bits), and the outputs are
+// stored once. Kernels with a bool operand (no masked form) keep the loop.
+bool RowKernelGenerator::has_short_path() const {
+  for (int k = 0; k < num_operands(); ++k)
+    if (streams(k) && !RowTail::masked(operand_dtype(k))) return false;
+  return true;
+}
+
+void RowKernelGenerator::emit_short_row() {
+  const auto& ins = spec_.program.instrs;
+  std::vector<bool> have(ins.size(), false);  // per-element values already in registers
+  RowTail& tail = *tail_;
+  emit_row_level(0);
+  for (int p = 0; p < sched_.phases(); ++p) {
+    phase_ = p;
+    const std::vector<bool> need = sched_.phase_need(p);
+    for (size_t i = 0; i < ins.size(); ++i) {
+      if (!need[i] || !sched_.elem(i) || is_reduction(ins[i].op) || have[i]) continue;
+      if (sched_.reloaded(i, p)) throw Error("row kernel: a spilled value was never computed (internal error)");
+      if (ins[i].op == ScalarOp::kInput) values_[i] = tail.load(ins[i].dtype, ax::ptr(run_ptr_[ins[i].index]));
+      else values_[i] = emit_value_instr(e_, spec_.program, ins[i], values_);
+      have[i] = true;
+    }
+    for (size_t i = 0; i < ins.size(); ++i) {
+      if (!is_reduction(ins[i].op) || sched_.accum_phase(i) != p) continue;
+      const int r = static_cast<int>(i);
+      const ax::Vec& v = values_[ins[r].args[0]];
+      if (ins[r].op == ScalarOp::kReduceArgmax) {
+        ArgmaxEmitter a(e_, argmax_input(r));
+        DType ct = argmax_compare_dtype(argmax_input(r)), it = a.index_dtype();
+        ArgmaxAcc acc = a.new_acc();
+        a.reset(acc);
+        ax::Vec pos = e_.new_vec(it);
+        cc_.emit(it == DType::kInt64 ? ax::Inst::kIdVpaddq : ax::Inst::kIdVpaddd, pos, e_.broadcast_gpr(it, col0_),
+                 e_.lane_index(it));
+        a.step(acc, e_.blend(ct, tail.valid(ct), v, a.identity()), pos);
+        values_[r] = finish_argmax(r, a, acc);
+      } else {
+        DType t = ins[r].dtype;
+        values_[r] = finish_reduction(r, e_.blend(t, tail.valid(t), v, identity(ins[r].op, t)));
+      }
+    }
+    for (int o = 0; o < spec_.num_outputs(); ++o) {
+      const int v = spec_.program.outputs[o];
+      if (spec_.output_row_scalar[o] || sched_.avail(v) != p) continue;
+      tail.store(spec_.output_dtype(o), ax::ptr(run_ptr_[spec_.num_inputs() + o]), values_[v]);
+    }
+    emit_row_level(p + 1);
+  }
 }
 
 void RowKernelGenerator::generate() {
@@ -385,7 +482,18 @@ void RowKernelGenerator::generate() {
     base_.push_back(cc_.newIntPtr("base%d", k));
     cc_.mov(base_[k], ax::ptr(ptrs, 8 * k));
     run_ptr_.push_back(cc_.newIntPtr("run%d", k));
-    bounce_.push_back(streams(k) ? cc_.newStack(64, 64) : ax::Mem());
+    // Only operands without a masked tail need one (Note [Masked row tails]).
+    const bool bounced = streams(k) && !RowTail::masked(operand_dtype(k));
+    bounce_.push_back(bounced ? cc_.newStack(64, 64) : ax::Mem());
+  }
+  {
+    ax::Gp rem = cc_.newInt64("rem");
+    cc_.mov(rem, len_);
+    cc_.and_(rem, e_.lanes() - 1);
+    std::set<int> widths;
+    for (const ScalarInstr& in : spec_.program.instrs)  // an argmax's int64 index is never loaded or stored masked
+      if (in.op != ScalarOp::kReduceArgmax) widths.insert(VecEmitter::lane_width(in.dtype));
+    tail_ = std::make_unique<RowTail>(e_, rem, widths);
   }
   if (spec_.num_params() > 0) {
     params_ = cc_.newIntPtr("params");
@@ -439,10 +547,22 @@ void RowKernelGenerator::generate() {
     if (streams(k)) cc_.add(t, col0);
     cc_.lea(run_ptr_[k], ax::ptr(base_[k], t, shift_of(operand_dtype(k))));
   }
+  Label short_row = cc_.newLabel(), row_done = cc_.newLabel();
+  const bool short_path = has_short_path();
+  if (short_path) {
+    cc_.cmp(len_, e_.lanes());
+    cc_.jl(short_row);
+  }
   emit_row_level(0);
   for (int p = 0; p < sched_.phases(); ++p) {
     emit_phase(p);
     emit_row_level(p + 1);
+  }
+  if (short_path) {
+    cc_.jmp(row_done);
+    cc_.bind(short_row);
+    emit_short_row();  // Note [Short rows]
+    cc_.bind(row_done);
   }
   cc_.inc(row);
   cc_.cmp(row, end);

@@ -226,6 +226,14 @@ ax::Vec VecEmitter::fma(DType t, const ax::Vec& a, const Operand& b, const Opera
   return r;
 }
 
+ax::Vec VecEmitter::fnma(DType t, const ax::Vec& a, const Operand& b, const Operand& c) {
+  ax::Vec r = new_vec(t);
+  if (c.isMem()) cc_.vmovups(r, c.as<ax::Mem>());
+  else cc_.vmovaps(r, c.as<ax::Vec>());
+  cc_.emit(is_f32(t) ? I::kIdVfnmadd231ps : I::kIdVfnmadd231pd, r, a, b);  // r = -(a*b) + r
+  return r;
+}
+
 void VecEmitter::fma_acc(DType t, const ax::Vec& acc, const ax::Vec& x, const Operand& c) {
   cc_.emit(is_f32(t) ? I::kIdVfmadd213ps : I::kIdVfmadd213pd, acc, x, c);  // acc = acc*x + c
 }

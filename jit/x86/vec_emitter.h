@@ -76,6 +76,9 @@ class VecEmitter {
   ax::Vec mul(DType t, const ax::Vec& a, const asmjit::Operand& b);
   ax::Vec div(DType t, const ax::Vec& a, const asmjit::Operand& b);  // floats
   ax::Vec fma(DType t, const ax::Vec& a, const asmjit::Operand& b, const asmjit::Operand& c);  // a*b + c
+  // -(a*b) + c, rounded once: the same result as fma(-a, b, c), one
+  // instruction fewer.
+  ax::Vec fnma(DType t, const ax::Vec& a, const asmjit::Operand& b, const asmjit::Operand& c);
   // acc = acc*x + c in place; acc must be a temporary the caller owns.
   void fma_acc(DType t, const ax::Vec& acc, const ax::Vec& x, const asmjit::Operand& c);
   // a * 2^n for float n holding integers (vscalef; AVX-512 only).

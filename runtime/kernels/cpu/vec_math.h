@@ -129,6 +129,23 @@ inline T minimum(T a, T b) {
 }
 
 // ---- exp / expm1 -------------------------------------------------------------------
+// Note [Cheap transcendentals]
+// A fused GELU or tanh program is compute-bound on AVX2: its kernel is a
+// chain of ~40 vector instructions per vector of elements, and on Zen the
+// two pipes that multiply, compare and blend were the bottleneck
+// (bench_jit_programs P3). So the formulas here avoid work whose only job
+// was a special case the arithmetic already gets right:
+//  - nan needs no compare-and-blend: the clamps are comparisons that are
+//    false for nan (the JIT's vmin/vmax return their second operand when
+//    unordered, which is the input), and every later step keeps a nan a
+//    nan. The result is some nan, not necessarily the input's payload.
+//  - tanh needs no "beyond the cut-off, 1" blend: at the clamp 2|x| =
+//    2 kTanhOne, expm1 is above 2^26 (float32; 2^55 for float64), so
+//    em + 2 rounds to em and em / (em + 2) is exactly 1.
+//  - tanh's result is >= +0 (or nan) before its sign is applied, so the
+//    sign is or-ed in: one and, one or.
+// The JIT emits the same operations in the same order (jit/x86/math_emitter.cpp),
+// so the backends agree bitwise; tests/jit_math_sweep_test.cpp checks it.
 template <typename T>
 struct ExpConst;
 template <>
@@ -171,8 +188,9 @@ inline T exp(T x) {
   I h = n >> 1;
   T s1 = pow2i<T>(h);
   T s2 = pow2i<T>(n - h);
-  T e = fma(p, s1, s1) * s2;
-  return x != x ? x : e;
+  // A nan input stays nan through the clamps (they compare false) and the
+  // arithmetic: no separate check (Note [Cheap transcendentals]).
+  return fma(p, s1, s1) * s2;
 }
 
 // e^x - 1, accurate near 0; for |x| below the tanh cut-off only.
@@ -187,13 +205,15 @@ inline T expm1_small(T x) {
 template <typename T>
 inline T tanh(T x) {
   constexpr T kOne = std::is_same_v<T, float> ? vmc::kTanhOneF : vmc::kTanhOneD;
-  T a = fabs(x);
-  T y = a > kOne ? T(2) * kOne : T(2) * a;
+  // Note [Cheap transcendentals]: at the clamp em / (em + 2) is exactly 1,
+  // t >= +0, and a nan passes through every step.
+  T y = T(2) * fabs(x);
+  y = y > T(2) * kOne ? T(2) * kOne : y;
   T em = expm1_small(y);
   T t = em / (em + T(2));
-  t = a > kOne ? T(1) : t;
-  t = copysign(t, x);
-  return x != x ? x : t;
+  using I = typename FloatBits<T>::Int;
+  constexpr I kSign = I{1} << (8 * sizeof(T) - 1);
+  return std::bit_cast<T>(std::bit_cast<I>(t) | (std::bit_cast<I>(x) & kSign));
 }
 
 // ---- log ---------------------------------------------------------------------------
