@@ -98,6 +98,9 @@ class ColumnKernelGenerator {
   bool moves_c(int k) const { return k >= spec_.num_inputs() || input_varies_c(k); }
   void copy_in(int k, bool second_row);
   void copy_out(int k, const ax::Gp& dst);
+  // Points tile_ptr_ at element p * sP + j0 * sC of each operand (`scratch`
+  // is clobbered).
+  void point_tiles(const ax::Gp& p, const ax::Gp& j0, const ax::Gp& scratch);
   ax::Vec identity(ScalarOp op, DType t) { return reduction_identity(e_, op, t); }
   // acc (a register this generator owns) = op(acc, v), nan-propagating.
   void accumulate(int r, const ax::Vec& acc, const ax::Vec& v) {
@@ -563,14 +566,7 @@ void ColumnKernelGenerator::emit_stream(const ax::Gp& begin, const ax::Gp& end, 
   cc_.cmp(n, left);
   cc_.cmovg(n, left);
   cc_.shl(j0, lane_shift);
-  for (int k = 0; k < num_operands(); ++k) {
-    cc_.mov(tmp_, p);
-    cc_.imul(tmp_, ax::qword_ptr(strides_, 8 * (3 * k)));
-    cc_.mov(left, j0);
-    cc_.imul(left, ax::qword_ptr(strides_, 8 * (3 * k + 2)));
-    cc_.add(tmp_, left);
-    cc_.lea(tile_ptr_[k], ax::ptr(base_[k], tmp_, shift_of(operand_dtype(k))));
-  }
+  point_tiles(p, j0, left);
   // Columns of the group's last tile; that tile is partial when under lanes.
   cc_.mov(cols_, ax::qword_ptr(shape_, 16));
   cc_.sub(cols_, j0);
@@ -653,6 +649,17 @@ void ColumnKernelGenerator::store_widened_index(const ax::Mem& m, const ax::Vec&
   cc_.vmovups(m.cloneAdjusted(bytes), hi);
 }
 
+void ColumnKernelGenerator::point_tiles(const ax::Gp& p, const ax::Gp& j0, const ax::Gp& scratch) {
+  for (int k = 0; k < num_operands(); ++k) {
+    cc_.mov(tmp_, p);
+    cc_.imul(tmp_, ax::qword_ptr(strides_, 8 * (3 * k)));
+    cc_.mov(scratch, j0);
+    cc_.imul(scratch, ax::qword_ptr(strides_, 8 * (3 * k + 2)));
+    cc_.add(tmp_, scratch);
+    cc_.lea(tile_ptr_[k], ax::ptr(base_[k], tmp_, shift_of(operand_dtype(k))));
+  }
+}
+
 void ColumnKernelGenerator::generate() {
   analyse();
   const int lanes = e_.lanes();
@@ -728,16 +735,7 @@ void ColumnKernelGenerator::generate() {
   cc_.xor_(j0, j0);
   cc_.div(j0, p, tiles_per_p);  // p = t / tiles_per_p, j0 = t % tiles_per_p
   cc_.shl(j0, lane_shift);
-  for (int k = 0; k < num_operands(); ++k) {
-    // element offset p * sP + j0 * sC
-    cc_.mov(tmp_, p);
-    cc_.imul(tmp_, ax::qword_ptr(strides, 8 * (3 * k)));
-    ax::Gp c = cc_.newInt64("c");
-    cc_.mov(c, j0);
-    cc_.imul(c, ax::qword_ptr(strides, 8 * (3 * k + 2)));
-    cc_.add(tmp_, c);
-    cc_.lea(tile_ptr_[k], ax::ptr(base_[k], tmp_, shift_of(operand_dtype(k))));
-  }
+  point_tiles(p, j0, cc_.newInt64("c"));
   cc_.mov(cols_, ax::qword_ptr(shape_, 16));
   cc_.sub(cols_, j0);
   cc_.cmp(cols_, lanes);
