@@ -108,16 +108,16 @@ void KernelGenerator::classify() {
     if (l == kPerElement) heavy += transcendental_weight(in.op);
   }
   // Note [Unrolling transcendental bodies]
-  // The unrolled copies are interleaved (Note [Interleaved copies]), so
-  // unrolling is what gives the CPU independent work beside a long
-  // dependency chain. Cheap bodies (no transcendental) take 4 copies, not
-  // interleaved. One
-  // exp or tanh per element takes 4 on AVX2: measured on Zen 4, a GELU or
-  // sigmoid kernel runs 10-20% faster with 4 copies than with 2, although
-  // 16 registers make it spill a little; with AVX-512's 32 registers 2 and 4
-  // run alike (the body is nearer the memory bound), so it keeps 2. Bodies
-  // of about two transcendentals take 2; longer ones (erf, pow, several
-  // functions) spill more than they gain and take 1.
+  // The unrolled copies of a body with a transcendental are interleaved
+  // (Note [Interleaved copies]), so unrolling is what gives the CPU
+  // independent work beside a long dependency chain. Cheap bodies (no
+  // transcendental) take 4 copies, not interleaved. One exp or tanh per
+  // element takes 4 on AVX2: measured on Zen 4, a GELU or sigmoid kernel
+  // runs 10-20% faster with 4 copies than with 2, although 16 registers make
+  // it spill a little; with AVX-512's 32 registers 2 and 4 run alike (the
+  // body is nearer the memory bound), so it keeps 2. Bodies of about two
+  // transcendentals take 2; longer ones (erf, pow, several functions) spill
+  // more than they gain and take 1.
   heavy_ = heavy;
   if (heavy == 0) unroll_ = 4;
   else if (heavy == 1) unroll_ = e_.avx512() ? 2 : 4;
