@@ -302,15 +302,26 @@ void run_small_m(const Context& c) {
   const int64_t groups = (col_tiles + kTilesPerUnit - 1) / kTilesPerUnit;
   const double flops = 2.0 * static_cast<double>(l.batches) * static_cast<double>(l.m * l.n) * static_cast<double>(l.k);
   auto work = [&](int64_t ub, int64_t ue) {
+    // The kernel loads whole vectors of B's rows: a partial last column
+    // tile read in place would read past each row's end, and past the
+    // buffer's end on the last row. That tile reads a zero-padded copy.
+    const bool partial_tile = l.n % NR != 0;
+    ScratchBuffer<T> padded(partial_tile ? l.k * NR : 0);
     for (int64_t u = ub; u < ue; ++u) {
       const int64_t bi = u / groups, g = u % groups;
       const T* b = reinterpret_cast<const T*>(c.b.data) + l.b.batch_offsets[static_cast<size_t>(bi)];
       for (int64_t jt = g * kTilesPerUnit; jt < std::min(col_tiles, (g + 1) * kTilesPerUnit); ++jt) {
-        const int64_t j = jt * NR;
+        const int64_t j = jt * NR, cols = std::min<int64_t>(NR, l.n - j);
+        const T* bt = b + j;
+        int64_t ldb = l.b.row_stride;
+        if (cols < NR) {
+          pack_b(bt, ldb, 1, l.k, cols, NR, padded.get());
+          bt = padded.get();
+          ldb = NR;
+        }
         for (int64_t pi = 0; pi < panels; ++pi)
           run_tile(c, bi, pi * MR, j, apack.get() + packed_of[static_cast<size_t>(bi)] * per_batch + pi * MR * l.k,
-                   b + j, l.b.row_stride, l.k,
-                   std::min<int64_t>(MR, l.m - pi * MR), std::min<int64_t>(NR, l.n - j), kGemmEpilogue);
+                   bt, ldb, l.k, std::min<int64_t>(MR, l.m - pi * MR), cols, kGemmEpilogue);
       }
     }
   };
