@@ -5,6 +5,7 @@
 #include "wok/frontend/cache_api.h"
 #include "wok/frontend/conv.h"
 #include "wok/frontend/creation.h"
+#include "wok/frontend/dist.h"
 #include "wok/frontend/cuda_api.h"
 #include "wok/frontend/dispatch.h"
 #include "wok/frontend/nn.h"

@@ -40,14 +40,19 @@ std::vector<StoragePtr> JitRunner::run(const Fragment& fragment, std::span<const
     set_fragment_delegate(fallback().name());
     return fallback().run(fragment, input_storage);
   }
-  if (shadow_due()) {
+  // A shadow run would issue the plan's collectives a second time on this
+  // rank alone.
+  if (!plan->communicates && shadow_due()) {
     std::vector<StoragePtr> out = replay_plan(*plan, fragment, input_storage);
     shadow_compare(*plan, fragment, input_storage, out);
     return out;
   }
   // Under WOK_CHECK_STREAMS every plan with several lanes takes the stream
   // path, so that the checker sees its events whatever its size.
-  if (plan->lanes == 1 || (plan->work_elements < kMultiStreamMinElements && !check_streams_enabled()))
+  // Plans that communicate take it too: their collectives wait beside the
+  // compute (Note [The communication lane] in jit/plan_lanes.cpp).
+  if (plan->lanes == 1 ||
+      (plan->work_elements < kMultiStreamMinElements && !check_streams_enabled() && !plan->communicates))
     return replay_plan(*plan, fragment, input_storage);
   // Independent chains run on pooled streams; the caller waits for them.
   // The fragment outlives the wait, so the job need not own anything.

@@ -56,6 +56,8 @@ struct Plan {
   std::string graph_text;                    // passes' final view, for dumps
   int kernels = 0;                           // fused kernel steps
   int lanes = 1;                             // independent chains of steps
+  bool communicates = false;                 // runs a collective (Note [The communication lane])
+  int comm_lane = -1;                        // the collectives' own lane, if they have one
   int64_t work_elements = 0;                 // elements written by all steps
 
   // Steps in order (kind, reads, writes, lane, deps), then placements and

@@ -3,6 +3,7 @@
 #include <map>
 #include <optional>
 #include <queue>
+#include <tuple>
 
 #include "wok/jit/lowering.h"
 #include "wok/jit/plan_stages.h"
@@ -114,20 +115,27 @@ void order_steps(PipelineState& s) {
     pending[d] = static_cast<int>(deps.size());
     drafts[d].deps = deps;  // draft indices for now
   }
-  using Item = std::pair<int, int>;  // (order hint, draft)
+  // A node step's op may ask to run before other ready steps
+  // (OpDef::schedule_priority); the rest keep the fragment's order.
+  const Fragment& f = s.graph.fragment;
+  auto priority = [&](int d) {
+    const PlanStep& st = drafts[static_cast<size_t>(d)];
+    return st.kind == PlanStep::Kind::kNode ? f.nodes[static_cast<size_t>(st.node)].op->def().schedule_priority : 0;
+  };
+  using Item = std::tuple<int, int, int>;  // (priority, order hint, draft)
   std::priority_queue<Item, std::vector<Item>, std::greater<>> ready;
   for (size_t d = 0; d < drafts.size(); ++d)
-    if (pending[d] == 0) ready.push({hint[d], static_cast<int>(d)});
+    if (pending[d] == 0) ready.push({priority(static_cast<int>(d)), hint[d], static_cast<int>(d)});
   std::vector<int> position(drafts.size(), -1);
   std::vector<PlanStep> steps;
   steps.reserve(drafts.size());
   while (!ready.empty()) {
-    int d = ready.top().second;
+    int d = std::get<2>(ready.top());
     ready.pop();
     position[d] = static_cast<int>(steps.size());
     steps.push_back(std::move(drafts[d]));
     for (int u : users[d])
-      if (--pending[u] == 0) ready.push({hint[u], u});
+      if (--pending[u] == 0) ready.push({priority(u), hint[u], u});
   }
   if (steps.size() != drafts.size()) throw Error("wok JIT: fused groups form a cycle (internal error)");
   for (PlanStep& st : steps)

@@ -38,10 +38,19 @@ void replay_plan_on_streams(std::shared_ptr<const Plan> plan, std::shared_ptr<Fr
   state->job = job;
   state->result = result;
   StreamPool& pool = StreamPool::global();
-  const int lanes = std::min(plan->lanes, pool.size());
+  // Compute lanes share the pool's streams from a rotating start (several
+  // lanes to a stream when there are more lanes than streams); the
+  // collectives' lane runs on the pool's communication stream.
+  const int compute_lanes = plan->lanes - (plan->comm_lane >= 0 ? 1 : 0);
+  const int compute_slots = std::min(compute_lanes, pool.size());
+  const int lanes = compute_slots + (plan->comm_lane >= 0 ? 1 : 0);
+  std::vector<int> slot_of_lane(static_cast<size_t>(plan->lanes));
+  for (int l = 0, k = 0; l < plan->lanes; ++l)
+    slot_of_lane[l] = l == plan->comm_lane ? compute_slots : (k++) % std::max(1, compute_slots);
   Stream& first = pool.next();
   std::vector<Stream*> stream(lanes);
-  for (int l = 0; l < lanes; ++l) stream[l] = &pool.at(first.id() + l);
+  for (int l = 0; l < compute_slots; ++l) stream[l] = &pool.at(first.id() + l);
+  if (plan->comm_lane >= 0) stream[compute_slots] = &pool.communication();
 
   // With WOK_CHECK_STREAMS, every wait, step and event below is also told
   // to the checker, which stops the run at the first step not ordered
@@ -74,7 +83,7 @@ void replay_plan_on_streams(std::shared_ptr<const Plan> plan, std::shared_ptr<Fr
   try {
     for (size_t s = 0; s < plan->steps.size(); ++s) {
       const PlanStep& st = plan->steps[s];
-      const int slot = st.lane % lanes;
+      const int slot = slot_of_lane[st.lane];
       Stream& on = *stream[slot];
       for (int d : st.deps)
         if (done[d]) {

@@ -52,4 +52,12 @@ class CheckError : public Error {
   using Error::Error;
 };
 
+// A collective that could not complete (wok::dist): MPI or NCCL missing, a
+// rank that died or never arrived within WOK_DIST_TIMEOUT, ranks that
+// disagree about the call, or a group broken by an earlier failure.
+class DistError : public Error {
+ public:
+  using Error::Error;
+};
+
 }  // namespace wok

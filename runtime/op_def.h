@@ -77,6 +77,17 @@ struct OpDef {
   // The output is input 0's buffer, unchanged (reshape of a contiguous
   // tensor); the kernel is not called.
   bool output_aliases_input = false;
+  // A collective of wok::dist: every rank of its group runs it in the same
+  // order. Passes never merge two calls (CSE) or fold one, and plans run it
+  // on their communication lane (Note [The communication lane] in
+  // jit/plan_lanes.cpp).
+  bool communicates = false;
+  // Among steps ready to run, lower goes first (the order of a plan's steps
+  // is also the order its collectives are issued in). dist.send is -1: a
+  // send returns without its receiver, so issuing every ready send before
+  // any receive keeps a ring of sends and receives in one plan from
+  // waiting on itself.
+  int schedule_priority = 0;
   std::string doc;
 };
 

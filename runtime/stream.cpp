@@ -105,6 +105,7 @@ StreamPool& StreamPool::global() {
 
 StreamPool::StreamPool(int size) {
   for (int i = 0; i < size; ++i) streams_.push_back(std::make_unique<Stream>(i));
+  communication_ = std::make_unique<Stream>(size);
 }
 
 Stream& StreamPool::next() { return *streams_[next_.fetch_add(1, std::memory_order_relaxed) % streams_.size()]; }

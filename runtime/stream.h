@@ -72,9 +72,15 @@ class StreamPool {
   int size() const { return static_cast<int>(streams_.size()); }
   Stream& next();
   Stream& at(int i) { return *streams_[i % streams_.size()]; }
+  // The stream every plan runs its collectives on (wok::dist), outside the
+  // rotation: one stream, so that the collectives of plans run one after
+  // another are issued in that order on this process, as on every other
+  // (Note [The communication lane] in jit/plan_lanes.cpp). Its id is size().
+  Stream& communication() { return *communication_; }
 
  private:
   std::vector<std::unique_ptr<Stream>> streams_;
+  std::unique_ptr<Stream> communication_;
   std::atomic<unsigned> next_{0};
 };
 

@@ -12,7 +12,9 @@ void eliminate_common_subexpressions(PlanGraph& g) {
   for (size_t n = 0; n < nodes.size(); ++n) {
     if (!g.alive[n]) continue;
     const FragmentNode& node = nodes[n];
-    if (node.op->def().kind == OpKind::kCreation) continue;
+    // Two equal collectives are two messages (two recvs from one rank are
+    // two different tensors).
+    if (node.op->def().kind == OpKind::kCreation || node.op->def().communicates) continue;
     std::string key;
     const void* op = node.op;
     key.append(reinterpret_cast<const char*>(&op), sizeof op);

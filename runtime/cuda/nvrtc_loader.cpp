@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <cstdlib>
 
+#include "wok/runtime/dynamic_library.h"
+
 namespace wok::cuda {
 
 namespace {
@@ -23,22 +25,13 @@ absl::StatusOr<const Nvrtc*> load() {
     candidates = {"libnvrtc.so.13", "libnvrtc.so.12", "libnvrtc.so.11.2", "libnvrtc.so",
                   "/usr/local/cuda/lib64/libnvrtc.so"};
   }
-  void* lib = nullptr;
-  std::string tried, opened;
-  for (const std::string& c : candidates) {
-    // Never closed: cached kernels came from it, and compiles may race exit.
-    if ((lib = dlopen(c.c_str(), RTLD_NOW | RTLD_LOCAL))) {
-      opened = c;
-      break;
-    }
-    const char* err = dlerror();
-    tried += "\n  " + c + ": " + (err ? err : "not found");
-  }
+  OpenedLibrary opened = open_first_library(candidates, RTLD_NOW | RTLD_LOCAL);
+  void* lib = opened.handle;
   if (!lib)
     return absl::NotFoundError("NVRTC is not available: cannot load the NVRTC library (install the CUDA toolkit's "
-                               "NVRTC or set WOK_NVRTC_PATH); tried:" + tried);
+                               "NVRTC or set WOK_NVRTC_PATH); tried:" + opened.tried);
   auto* n = new Nvrtc();  // leaked with the library
-  n->path = opened;
+  n->path = opened.path;
   NvrtcApi& a = n->api;
   std::string missing;
   resolve(lib, a.nvrtcVersion, "nvrtcVersion", &missing);
@@ -55,7 +48,7 @@ absl::StatusOr<const Nvrtc*> load() {
   resolve(lib, a.nvrtcGetNumSupportedArchs, "nvrtcGetNumSupportedArchs", nullptr);
   resolve(lib, a.nvrtcGetSupportedArchs, "nvrtcGetSupportedArchs", nullptr);
   if (!missing.empty())
-    return absl::FailedPreconditionError("NVRTC library " + opened + " lacks " + missing);
+    return absl::FailedPreconditionError("NVRTC library " + opened.path + " lacks " + missing);
   a.nvrtcVersion(&n->major, &n->minor);
   int count = 0;
   if (a.nvrtcGetNumSupportedArchs && a.nvrtcGetSupportedArchs && a.nvrtcGetNumSupportedArchs(&count) == 0 &&

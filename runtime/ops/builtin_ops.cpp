@@ -10,6 +10,7 @@ void register_linalg_ops(OpRegistry& r);
 void register_creation_ops(OpRegistry& r);
 void register_pool_ops(OpRegistry& r);
 void register_conv_ops(OpRegistry& r);
+void register_collective_ops(OpRegistry& r);
 }  // namespace ops
 
 void register_builtin_ops(OpRegistry& registry) {
@@ -20,6 +21,7 @@ void register_builtin_ops(OpRegistry& registry) {
   ops::register_creation_ops(registry);
   ops::register_pool_ops(registry);
   ops::register_conv_ops(registry);
+  ops::register_collective_ops(registry);
 }
 
 }  // namespace wok
