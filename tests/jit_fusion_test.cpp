@@ -188,7 +188,12 @@ TEST_F(JitFusion, ReplayAllocatesOnlyArenaAndOutputs) {
   // of the GEMM; constants are launch parameters.
   EXPECT_GE(after.allocations - before.allocations, 3);
   EXPECT_LE(after.allocations - before.allocations, 2 + wok::num_threads());
-  EXPECT_EQ(after.os_allocations, before.os_allocations) << "replays reuse cached blocks";
+  // The arena and the output reuse cached blocks. The GEMM's pack blocks
+  // are one per chunk running at the same time, and how many overlap
+  // depends on the scheduler: the first replay where more overlap than in
+  // the warm-ups (a loaded machine) takes one more block from the OS per
+  // extra thread, once (seen 1 in 40 runs under a parallel ctest).
+  EXPECT_LE(after.os_allocations - before.os_allocations, wok::num_threads() - 1) << "replays reuse cached blocks";
 }
 
 TEST_F(JitFusion, SwitchingBackendsGivesTheSameBits) {
