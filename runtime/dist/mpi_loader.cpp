@@ -3,6 +3,8 @@
 #include <dlfcn.h>
 
 #include <cstdlib>
+#include <memory>
+#include <mutex>
 #include <vector>
 
 #include "wok/runtime/dynamic_library.h"
@@ -48,7 +50,10 @@ absl::StatusOr<const Mpi*> load_mpi_library(const std::string& path_override) {
         "MPI is not available: cannot load Open MPI's library (install openmpi-bin and libopenmpi3, or set "
         "WOK_MPI_PATH to libmpi.so); tried:" +
         opened.tried);
-  auto* m = new Mpi();  // leaked with the library
+  // Kept until exit, like the library (reachable: a loaded table is never
+  // freed, a refused one is).
+  auto owned = std::make_unique<Mpi>();
+  Mpi* m = owned.get();
   m->path = opened.path;
   std::string missing;
   MpiApi& a = m->api;
@@ -98,6 +103,10 @@ absl::StatusOr<const Mpi*> load_mpi_library(const std::string& path_override) {
     std::string v(version, static_cast<size_t>(length));
     m->version = v.substr(0, v.find_first_of(",\n"));
   }
+  static auto* kept = new std::vector<std::unique_ptr<Mpi>>();
+  static std::mutex kept_mu;
+  std::lock_guard lock(kept_mu);
+  kept->push_back(std::move(owned));
   return m;
 }
 

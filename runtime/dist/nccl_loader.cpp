@@ -3,6 +3,8 @@
 #include <dlfcn.h>
 
 #include <cstdlib>
+#include <memory>
+#include <mutex>
 #include <vector>
 
 #include "wok/runtime/dynamic_library.h"
@@ -51,7 +53,10 @@ absl::StatusOr<const Nccl*> load_nccl_from(const std::string& path_override) {
         "NCCL is not available: cannot load NCCL's library (install NCCL (libnccl2) or set "
         "WOK_NCCL_PATH to libnccl.so.2); tried:" +
         opened.tried);
-  auto* n = new Nccl();  // leaked with the library
+  // Kept until exit, like the library (reachable: a loaded table is never
+  // freed, a refused one is).
+  auto owned = std::make_unique<Nccl>();
+  Nccl* n = owned.get();
   n->path = opened.path;
   NcclApi& a = n->api;
   std::string missing;
@@ -75,6 +80,10 @@ absl::StatusOr<const Nccl*> load_nccl_from(const std::string& path_override) {
     return absl::FailedPreconditionError("NCCL library " + opened.path +
                                          " is not an NCCL wok can use (NCCL 2.7 or newer): it lacks " + missing);
   if (a.ncclGetVersion(&n->version) != nccl_abi::kSuccess) n->version = 0;
+  static auto* kept = new std::vector<std::unique_ptr<Nccl>>();
+  static std::mutex kept_mu;
+  std::lock_guard lock(kept_mu);
+  kept->push_back(std::move(owned));
   return static_cast<const Nccl*>(n);
 }
 
