@@ -32,10 +32,7 @@ namespace wok::cache {
 std::string serialize_fragment(const Fragment& fragment);
 
 // A fragment read back, with the attributes its nodes point to.
-struct OwnedFragment {
-  Fragment fragment;
-  std::vector<std::unique_ptr<Attrs>> attrs;
-};
+using OwnedFragment = wok::OwnedFragment;
 
 // InvalidArgument naming the first problem (and the token it was at);
 // NotFound for an op this process has not registered.

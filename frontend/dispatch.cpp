@@ -1,6 +1,7 @@
 #include "wok/frontend/dispatch.h"
 
 #include "wok/frontend/backends.h"
+#include "wok/runtime/capture.h"
 #include "wok/runtime/evaluator.h"
 #include "wok/runtime/observe/call_site.h"
 #include "wok/runtime/observe/events.h"
@@ -133,6 +134,7 @@ std::shared_ptr<Node> record_node(const RegisteredOp& op, std::span<const Tensor
   for (size_t i = 0; i < out_shapes.size(); ++i) metas.push_back({std::move(out_shapes[i]), out_dtypes[i], device});
   auto node = std::allocate_shared<Node>(PoolAllocator<Node>(), &op, std::move(attrs), std::move(in_impls),
                                         std::move(metas));
+  if (const CaptureScope* capture = current_capture()) node->capture = capture->id();
 #if WOK_EVENTS
   if (t_call_site.site_open) node->site = t_call_site.site;
   else node->caller = t_call_site.caller;

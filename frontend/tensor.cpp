@@ -7,6 +7,7 @@
 #include "wok/frontend/ops.h"
 #include "wok/runtime/cuda/cuda_copy.h"
 #include "wok/runtime/cuda/cuda_driver.h"
+#include "wok/runtime/capture.h"
 #include "wok/runtime/evaluator.h"
 #include "wok/runtime/op_registry.h"
 
@@ -25,8 +26,15 @@ int64_t Tensor::size(int64_t axis) const {
   return shape()[*a];
 }
 
+namespace {
+std::string described(const std::string& call, const Tensor& t) {
+  return call + " of a " + std::string(dtype_name(t.dtype())) + shape_str(t.shape()) + " tensor";
+}
+}  // namespace
+
 const void* Tensor::host_data() const {
   meta();
+  refuse_during_capture(described("reading the data (data<T>, to_vector, item or str)", *this));
   if (!device().is_cpu())
     throw DeviceError("data<T>() of a tensor on " + device().str() +
                       ": its memory is on the GPU; use to_vector<T>() or item<T>(), which copy, or to(Device::cpu())");
@@ -36,6 +44,7 @@ const void* Tensor::host_data() const {
 
 Tensor::HostBytes Tensor::host_bytes() const {
   meta();
+  refuse_during_capture(described("reading the data (to_vector, item or str)", *this));
   if (device().is_cpu()) return {nullptr, host_data()};
   if (!impl_->ready()) evaluate({&impl_, 1}, EvalReason::kDataRead);
   const StoragePtr& src = impl_->storage();
@@ -45,6 +54,7 @@ Tensor::HostBytes Tensor::host_bytes() const {
 }
 
 Scalar Tensor::item_scalar() const {
+  refuse_during_capture(described("Tensor::item()", *this));
   if (numel() != 1)
     throw ShapeError("item() needs exactly one element, tensor has shape " + shape_str(shape()));
   const HostBytes bytes = host_bytes();
@@ -93,12 +103,16 @@ Tensor Tensor::to(Device d) const {
       TensorMeta m = meta();
       m.device = d;
       auto moved = std::make_shared<Node>(node->op, node->attrs, std::vector<TensorImplPtr>{}, std::vector<TensorMeta>{m});
+      moved->capture = node->capture;
       auto impl = std::make_shared<TensorImpl>(m, moved, 0, pending_cost_of({}));
       moved->outputs[0] = impl;
       return Tensor(std::move(impl));
     }
-    evaluate({&impl_, 1}, EvalReason::kDataRead);
   }
+  // A copy is made now, not recorded: inside a capture it would copy the
+  // first call's data for every call.
+  refuse_during_capture(described("Tensor::to(" + d.str() + ")", *this));
+  if (!impl_->ready()) evaluate({&impl_, 1}, EvalReason::kDataRead);
   const StoragePtr& src = impl_->storage();
   StoragePtr dst = Storage::allocate(nbytes(), d);
   cuda::copy_bytes(dst->data(), d, src->data(), device(), nbytes());
@@ -171,10 +185,12 @@ std::vector<TensorImplPtr> impls_of(const std::vector<Tensor>& tensors, const ch
 }  // namespace
 
 void eval(const std::vector<Tensor>& tensors) {
+  refuse_during_capture("wok::eval");
   evaluate(impls_of(tensors, "wok::eval"), EvalReason::kEvalCall);
 }
 
 void eval_async(const std::vector<Tensor>& tensors) {
+  refuse_during_capture("wok::eval_async");
   evaluate(impls_of(tensors, "wok::eval_async"), EvalReason::kEvalCall, /*async=*/true);
 }
 

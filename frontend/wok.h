@@ -3,6 +3,7 @@
 #pragma once
 
 #include "wok/frontend/cache_api.h"
+#include "wok/frontend/compile.h"
 #include "wok/frontend/conv.h"
 #include "wok/frontend/creation.h"
 #include "wok/frontend/dist.h"

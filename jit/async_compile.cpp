@@ -19,24 +19,6 @@ namespace wok::jit {
 
 namespace {
 
-// A fragment that owns the attributes its nodes point to: the graph nodes
-// that own the originals are gone by the time the build runs.
-struct OwnedFragment {
-  Fragment fragment;
-  std::vector<std::unique_ptr<Attrs>> attrs;
-};
-
-std::unique_ptr<OwnedFragment> own(const Fragment& f) {
-  auto o = std::make_unique<OwnedFragment>();
-  o->fragment = f;
-  o->attrs.reserve(f.nodes.size());
-  for (FragmentNode& n : o->fragment.nodes) {
-    o->attrs.push_back(std::make_unique<Attrs>(*n.attrs));
-    n.attrs = o->attrs.back().get();
-  }
-  return o;
-}
-
 struct Job {
   std::unique_ptr<OwnedFragment> owned;
   CpuIsa isa;
@@ -138,7 +120,7 @@ bool compile_in_background(const Fragment& f, CpuIsa isa) {
     std::lock_guard lock(s.mu);
     if (s.failed.erase(key)) return false;
     if (!s.pending.insert(key).second) return true;  // already queued or running
-    s.queue.push_back({own(f), isa, key});
+    s.queue.push_back({own_fragment(f), isa, key});
     if (!s.started) {
       s.started = true;
       std::thread(compile_loop).detach();

@@ -1,5 +1,9 @@
 #include "wok/jit/jit_runner.h"
 
+#include <atomic>
+#include <functional>
+#include <mutex>
+
 #include "wok/jit/async_compile.h"
 #include "wok/jit/plan_cache.h"
 #include "wok/jit/shadow.h"
@@ -34,16 +38,14 @@ std::shared_ptr<const Plan> JitRunner::plan_for(const Fragment& fragment) {
   return *std::move(plan);
 }
 
-std::vector<StoragePtr> JitRunner::run(const Fragment& fragment, std::span<const StoragePtr> input_storage) {
-  std::shared_ptr<const Plan> plan = plan_for(fragment);
-  if (!plan) {
-    set_fragment_delegate(fallback().name());
-    return fallback().run(fragment, input_storage);
-  }
+namespace {
+// One run of `plan` for `fragment`, with its parameters when precomputed.
+std::vector<StoragePtr> run_plan(const std::shared_ptr<const Plan>& plan, const Fragment& fragment,
+                                 std::span<const StoragePtr> input_storage, const PlanParams* params) {
   // A shadow run would issue the plan's collectives a second time on this
   // rank alone.
   if (!plan->communicates && shadow_due()) {
-    std::vector<StoragePtr> out = replay_plan(*plan, fragment, input_storage);
+    std::vector<StoragePtr> out = replay_plan(*plan, fragment, input_storage, params);
     shadow_compare(*plan, fragment, input_storage, out);
     return out;
   }
@@ -53,7 +55,7 @@ std::vector<StoragePtr> JitRunner::run(const Fragment& fragment, std::span<const
   // compute (Note [The communication lane] in jit/plan_lanes.cpp).
   if (plan->lanes == 1 ||
       (plan->work_elements < kMultiStreamMinElements && !check_streams_enabled() && !plan->communicates))
-    return replay_plan(*plan, fragment, input_storage);
+    return replay_plan(*plan, fragment, input_storage, params);
   // Independent chains run on pooled streams; the caller waits for them.
   // The fragment outlives the wait, so the job need not own anything.
   auto job = std::make_shared<FragmentJob>();
@@ -64,6 +66,64 @@ std::vector<StoragePtr> JitRunner::run(const Fragment& fragment, std::span<const
   replay_plan_on_streams(plan, job, result, resolved);
   result->done.wait();
   return result->outputs;
+}
+
+// Note [Prepared plans]
+// wok::compile replays one fragment many times: its plan is looked up once
+// (no signature bytes, no hash per call) and its kernels' parameters are
+// computed once, so a replay costs the launches and the buffers. Under
+// async compile the plan may still be building when the capture is
+// prepared: until it is ready each run looks it up again and, while it is
+// not, runs on the precompiled kernels, as an eager evaluation would.
+class PreparedPlan final : public PreparedFragment {
+ public:
+  PreparedPlan(std::function<std::shared_ptr<const Plan>()> lookup, const Fragment& fragment)
+      : lookup_(std::move(lookup)), fragment_(fragment) {
+    adopt(lookup_());
+  }
+
+  std::vector<StoragePtr> run(std::span<const StoragePtr> input_storage) override {
+    if (!ready_.load(std::memory_order_acquire)) {
+      std::shared_ptr<const Plan> plan = lookup_();
+      if (!plan) {
+        set_fragment_delegate(fallback().name());
+        return fallback().run(fragment_, input_storage);
+      }
+      adopt(std::move(plan));
+    }
+    return run_plan(plan_, fragment_, input_storage, &params_);
+  }
+
+ private:
+  void adopt(std::shared_ptr<const Plan> plan) {
+    if (!plan) return;
+    std::lock_guard lock(mu_);
+    if (ready_.load(std::memory_order_relaxed)) return;
+    params_ = plan_params(*plan, fragment_);
+    plan_ = std::move(plan);
+    ready_.store(true, std::memory_order_release);
+  }
+
+  std::function<std::shared_ptr<const Plan>()> lookup_;
+  const Fragment& fragment_;
+  std::mutex mu_;
+  std::atomic<bool> ready_{false};
+  std::shared_ptr<const Plan> plan_;  // written once, before ready_
+  PlanParams params_;
+};
+}  // namespace
+
+std::vector<StoragePtr> JitRunner::run(const Fragment& fragment, std::span<const StoragePtr> input_storage) {
+  std::shared_ptr<const Plan> plan = plan_for(fragment);
+  if (!plan) {
+    set_fragment_delegate(fallback().name());
+    return fallback().run(fragment, input_storage);
+  }
+  return run_plan(plan, fragment, input_storage, nullptr);
+}
+
+std::unique_ptr<PreparedFragment> JitRunner::prepare(const Fragment& fragment) {
+  return std::make_unique<PreparedPlan>([this, &fragment] { return plan_for(fragment); }, fragment);
 }
 
 void JitRunner::run_async(std::shared_ptr<FragmentJob> job, std::shared_ptr<AsyncResult> result) {

@@ -15,6 +15,8 @@ class JitRunner final : public FragmentRunner {
   std::string_view name() const override { return "jit"; }
   std::vector<StoragePtr> run(const Fragment& fragment, std::span<const StoragePtr> input_storage) override;
   void run_async(std::shared_ptr<FragmentJob> job, std::shared_ptr<AsyncResult> result) override;
+  // Note [Prepared plans] in jit/jit_runner.cpp.
+  std::unique_ptr<PreparedFragment> prepare(const Fragment& fragment) override;
 
  private:
   // The plan for `fragment`; null when async compile is building it in the

@@ -65,10 +65,22 @@ struct Plan {
   std::string str() const;
 };
 
+// The launch parameters of a plan's kernel steps: the values of the
+// constants they read, per step (empty for node steps). A replay computes
+// them from the fragment's attributes; a fragment replayed unchanged many
+// times (wok::compile) computes them once.
+struct PlanParams {
+  std::vector<std::vector<uint64_t>> kernel;
+  std::vector<std::vector<uint64_t>> prologue[2];  // GEMM steps: A's and B's prologue
+};
+PlanParams plan_params(const Plan& plan, const Fragment& fragment);
+
 // One replay of a plan: its buffers, and the steps run against them.
 class PlanRun {
  public:
-  PlanRun(const Plan& plan, const Fragment& fragment, std::vector<StoragePtr> inputs);
+  // `params`, when given, are plan_params(plan, fragment) and outlive the run.
+  PlanRun(const Plan& plan, const Fragment& fragment, std::vector<StoragePtr> inputs,
+          const PlanParams* params = nullptr);
   void run_step(size_t step);
   std::vector<StoragePtr> results() const;
 
@@ -81,6 +93,7 @@ class PlanRun {
 
   const Plan& plan_;
   const Fragment& fragment_;
+  const PlanParams* params_;
   std::vector<StoragePtr> inputs_;
   StoragePtr arena_;
   std::vector<StoragePtr> outputs_;
@@ -124,6 +137,7 @@ void run_node_step(const PlanStep& st, const Plan& plan, const Fragment& f, std:
 
 // Runs `plan` for `fragment` (which must have the plan's structure; its
 // constant values may differ). Returns one storage per fragment output.
-std::vector<StoragePtr> replay_plan(const Plan& plan, const Fragment& fragment, std::span<const StoragePtr> inputs);
+std::vector<StoragePtr> replay_plan(const Plan& plan, const Fragment& fragment, std::span<const StoragePtr> inputs,
+                                    const PlanParams* params = nullptr);
 
 }  // namespace wok::jit

@@ -92,8 +92,38 @@ void combine_argmax(const uint64_t* indices, const uint64_t* values, int chunks,
 
 }  // namespace
 
-PlanRun::PlanRun(const Plan& plan, const Fragment& f, std::vector<StoragePtr> inputs)
-    : plan_(plan), fragment_(f), inputs_(std::move(inputs)) {
+namespace {
+std::vector<uint64_t> params_of(const std::vector<DType>& dtypes, const std::vector<int>& nodes, const Fragment& f) {
+  std::vector<uint64_t> params;
+  params.reserve(nodes.size());
+  for (size_t i = 0; i < nodes.size(); ++i) params.push_back(param_bits(dtypes[i], f.nodes[nodes[i]].attrs->get_scalar("value")));
+  return params;
+}
+
+// Step `s`'s parameters: its kernel's, or one side's GEMM prologue's (0: A, 1: B).
+std::vector<uint64_t> step_params(const LoweredKernel& k, const Fragment& f, int prologue = -1) {
+  if (prologue < 0) return params_of(k.spec.param_dtypes, k.param_nodes, f);
+  const std::optional<GemmPrologue>& p = prologue == 0 ? k.gemm.a_prologue : k.gemm.b_prologue;
+  return p ? params_of(p->spec.param_dtypes, p->param_nodes, f) : std::vector<uint64_t>{};
+}
+}  // namespace
+
+PlanParams plan_params(const Plan& plan, const Fragment& f) {
+  PlanParams out;
+  out.kernel.resize(plan.steps.size());
+  for (auto& side : out.prologue) side.resize(plan.steps.size());
+  for (size_t s = 0; s < plan.steps.size(); ++s) {
+    const PlanStep& st = plan.steps[s];
+    if (st.kind != PlanStep::Kind::kKernel) continue;
+    out.kernel[s] = step_params(st.lowered, f);
+    if (st.lowered.spec.is_gemm())
+      for (int side = 0; side < 2; ++side) out.prologue[side][s] = step_params(st.lowered, f, side);
+  }
+  return out;
+}
+
+PlanRun::PlanRun(const Plan& plan, const Fragment& f, std::vector<StoragePtr> inputs, const PlanParams* params)
+    : plan_(plan), fragment_(f), params_(params), inputs_(std::move(inputs)) {
   Device device = f.values[f.outputs[0]].device;
   if (plan.arena_bytes > 0) arena_ = Storage::allocate(static_cast<size_t>(plan.arena_bytes), device);
   outputs_.reserve(plan.output_storage_bytes.size());
@@ -186,24 +216,19 @@ void PlanRun::run_step_impl(size_t s) {
     ptrs.reserve(k.input_values.size() + k.output_values.size());
     for (int v : k.input_values) ptrs.push_back(address(v));
     for (int v : k.output_values) ptrs.push_back(address(v));
-    std::vector<uint64_t> params;
-    params.reserve(k.param_nodes.size());
-    for (size_t i = 0; i < k.param_nodes.size(); ++i)
-      params.push_back(param_bits(k.spec.param_dtypes[i], f.nodes[k.param_nodes[i]].attrs->get_scalar("value")));
+    std::vector<uint64_t> own_params;
+    if (!params_) own_params = step_params(k, f);
+    const std::vector<uint64_t>& params = params_ ? params_->kernel[s] : own_params;
     KernelArgs args{ptrs.data(), params.data(), k.shape.data(), k.strides.data()};
     KernelFn fn = st.kernel->fn;
     counters.kernel_launches.fetch_add(1, std::memory_order_relaxed);
     if (k.spec.is_gemm()) {
-      std::vector<uint64_t> prologue_params[2];
-      int side = 0;
-      for (const std::optional<GemmPrologue>* p : {&k.gemm.a_prologue, &k.gemm.b_prologue}) {
-        if (*p)
-          for (size_t i = 0; i < (*p)->param_nodes.size(); ++i)
-            prologue_params[side].push_back(
-                param_bits((*p)->spec.param_dtypes[i], f.nodes[(*p)->param_nodes[i]].attrs->get_scalar("value")));
-        ++side;
-      }
-      run_gemm(k.spec, k.gemm, ptrs.data(), params.data(), prologue_params[0].data(), prologue_params[1].data(),
+      std::vector<uint64_t> own_prologue[2];
+      if (!params_)
+        for (int side = 0; side < 2; ++side) own_prologue[side] = step_params(k, f, side);
+      const std::vector<uint64_t>& pa = params_ ? params_->prologue[0][s] : own_prologue[0];
+      const std::vector<uint64_t>& pb = params_ ? params_->prologue[1][s] : own_prologue[1];
+      run_gemm(k.spec, k.gemm, ptrs.data(), params.data(), pa.data(), pb.data(),
                reinterpret_cast<GemmTileFn>(reinterpret_cast<void*>(fn)));
       return;
     }
@@ -296,8 +321,9 @@ std::vector<StoragePtr> PlanRun::results() const {
   return result;
 }
 
-std::vector<StoragePtr> replay_plan(const Plan& plan, const Fragment& f, std::span<const StoragePtr> inputs) {
-  PlanRun run(plan, f, std::vector<StoragePtr>(inputs.begin(), inputs.end()));
+std::vector<StoragePtr> replay_plan(const Plan& plan, const Fragment& f, std::span<const StoragePtr> inputs,
+                                    const PlanParams* params) {
+  PlanRun run(plan, f, std::vector<StoragePtr>(inputs.begin(), inputs.end()), params);
   for (size_t s = 0; s < plan.steps.size(); ++s) run.run_step(s);
   return run.results();
 }

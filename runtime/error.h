@@ -60,4 +60,13 @@ class DistError : public Error {
   using Error::Error;
 };
 
+// A function captured by wok::compile did what a capture cannot replay:
+// read tensor data (item, to_vector, data, printing) or evaluate (eval)
+// while it was being traced, which would bake one run's values into every
+// later call.
+class CaptureError : public Error {
+ public:
+  using Error::Error;
+};
+
 }  // namespace wok

@@ -9,6 +9,8 @@
 #include <unordered_set>
 
 #include "wok/runtime/backend.h"
+#include "wok/runtime/capture.h"
+#include "wok/runtime/error.h"
 #include "wok/runtime/fragment.h"
 #include "wok/runtime/observe/events.h"
 #include "wok/runtime/observe/live_tensors.h"
@@ -89,37 +91,13 @@ Collected collect_pending(std::span<const TensorImplPtr> targets) {
   return c;
 }
 
-}  // namespace
-
-std::mutex& graph_mutex() { return g_graph_mu; }
-
-// Note [Which values a fragment writes]
-// A fragment writes its targets, and every intermediate that something
-// outside the fragment still refers to: a user's handle, or a pending node
-// that was not part of this evaluation. The test is the reference count of
-// the intermediate's TensorImpl against the references the fragment's own
-// nodes hold. Everything else stays inside the fragment, which is what lets
-// the JIT fuse it away. An intermediate that is not written stays pending
-// and can be recomputed if it is ever read.
-void evaluate(std::span<const TensorImplPtr> targets, EvalReason reason, bool async) {
-  std::unique_lock lock(g_graph_mu);
-  Collected c;
-  for (;;) {
-    c = collect_pending(targets);
-    if (!c.blocked) break;
-    c.order.clear();
-    g_graph_cv.wait(lock);
-  }
-  if (c.order.empty()) {
-    lock.unlock();
-    if (!async)
-      for (const TensorImplPtr& t : targets) t->storage();  // waits for any in flight
-    return;
-  }
-
-  auto job = std::make_shared<FragmentJob>();
-  Fragment& fragment = job->fragment;
-  std::vector<TensorImplPtr> output_impls;
+// The fragment of the nodes in `c.order` (Note [Which values a fragment
+// writes]): its outputs are the pending targets, then, with
+// `live_intermediates`, the intermediates referred to from outside it.
+// `output_impls` gets the tensor behind each output. Under the graph mutex.
+void build_fragment(Collected& c, std::span<const TensorImplPtr> targets, FragmentJob& job,
+                    std::vector<TensorImplPtr>& output_impls, bool live_intermediates) {
+  Fragment& fragment = job.fragment;
   {
     std::unordered_map<const TensorImpl*, int> leaf_value;
     std::vector<int> internal_refs;
@@ -130,7 +108,6 @@ void evaluate(std::span<const TensorImplPtr> targets, EvalReason reason, bool as
     internal_refs.reserve(n_values + 8);
     auto first_value = [](const Node* n) { return n->fragment_value; };
     for (const auto& node : c.order) {
-      node->claimed = true;
       node->fragment_value = static_cast<int>(fragment.values.size());
       // Dead outputs get a value too: the kernel writes all of them.
       for (const TensorMeta& meta : node->output_meta) {
@@ -150,7 +127,7 @@ void evaluate(std::span<const TensorImplPtr> targets, EvalReason reason, bool as
             fragment.values.push_back(in->meta());
             internal_refs.push_back(0);
             fragment.inputs.push_back(it->second);
-            job->leaves.push_back(in);
+            job.leaves.push_back(in);
           }
           v = it->second;
         } else {
@@ -174,6 +151,7 @@ void evaluate(std::span<const TensorImplPtr> targets, EvalReason reason, bool as
     };
     for (const TensorImplPtr& t : targets)
       if (!t->ready()) add_output(t, first_value(t->node().get()) + t->output_index());
+    if (!live_intermediates) return;
     for (const auto& node : c.order) {
       int base = first_value(node.get());
       for (size_t k = 0; k < node->outputs.size(); ++k) {
@@ -185,6 +163,46 @@ void evaluate(std::span<const TensorImplPtr> targets, EvalReason reason, bool as
       }
     }
   }
+}
+
+}  // namespace
+
+std::mutex& graph_mutex() { return g_graph_mu; }
+
+// Note [Which values a fragment writes]
+// A fragment writes its targets, and every intermediate that something
+// outside the fragment still refers to: a user's handle, or a pending node
+// that was not part of this evaluation. The test is the reference count of
+// the intermediate's TensorImpl against the references the fragment's own
+// nodes hold. Everything else stays inside the fragment, which is what lets
+// the JIT fuse it away. An intermediate that is not written stays pending
+// and can be recomputed if it is ever read.
+void evaluate(std::span<const TensorImplPtr> targets, EvalReason reason, bool async) {
+  if (capturing())
+    for (const TensorImplPtr& t : targets)
+      if (!t->ready())
+        refuse_during_capture("evaluating a pending " + std::string(dtype_name(t->meta().dtype)) +
+                              shape_str(t->meta().shape) + " tensor (" + std::string(eval_reason_name(reason)) + ")");
+  std::unique_lock lock(g_graph_mu);
+  Collected c;
+  for (;;) {
+    c = collect_pending(targets);
+    if (!c.blocked) break;
+    c.order.clear();
+    g_graph_cv.wait(lock);
+  }
+  if (c.order.empty()) {
+    lock.unlock();
+    if (!async)
+      for (const TensorImplPtr& t : targets) t->storage();  // waits for any in flight
+    return;
+  }
+
+  auto job = std::make_shared<FragmentJob>();
+  Fragment& fragment = job->fragment;
+  std::vector<TensorImplPtr> output_impls;
+  for (const auto& node : c.order) node->claimed = true;
+  build_fragment(c, targets, *job, output_impls, /*live_intermediates=*/true);
   job->nodes = std::move(c.order);  // keeps the attributes the fragment points to alive
   lock.unlock();
 
@@ -255,6 +273,41 @@ void evaluate(std::span<const TensorImplPtr> targets, EvalReason reason, bool as
   if (observe::tracking_live_tensors()) observe::note_evaluation(fragment);
 }
 
+std::shared_ptr<FragmentJob> capture_fragment(std::span<const TensorImplPtr> targets, uint64_t capture) {
+  // Pending tensors from before the capture: evaluated now, read as inputs.
+  for (;;) {
+    std::vector<TensorImplPtr> outer;
+    {
+      std::lock_guard lock(g_graph_mu);
+      std::unordered_set<const Node*> seen;
+      std::vector<const TensorImpl*> stack;
+      for (const TensorImplPtr& t : targets) stack.push_back(t.get());
+      while (!stack.empty()) {
+        const TensorImpl* x = stack.back();
+        stack.pop_back();
+        if (x->ready() || !seen.insert(x->node().get()).second) continue;
+        const Node& n = *x->node();
+        if (n.capture != capture) {
+          if (TensorImplPtr o = n.outputs[x->output_index()].lock()) outer.push_back(std::move(o));
+          continue;
+        }
+        for (const TensorImplPtr& in : n.inputs) stack.push_back(in.get());
+      }
+    }
+    if (outer.empty()) break;
+    CaptureSuspend suspend;
+    evaluate(outer, EvalReason::kEvalCall);
+  }
+  std::lock_guard lock(g_graph_mu);
+  Collected c = collect_pending(targets);
+  if (c.blocked) throw Error("wok::compile: a node of the capture is being evaluated elsewhere (internal error)");
+  auto job = std::make_shared<FragmentJob>();
+  std::vector<TensorImplPtr> output_impls;
+  build_fragment(c, targets, *job, output_impls, /*live_intermediates=*/false);
+  job->nodes = std::move(c.order);
+  return job;
+}
+
 // Note [Pending limits]
 // A lazy graph keeps its leaf buffers alive until it runs; a long loop that
 // never reads its result would grow the graph and pin memory without bound.
@@ -305,7 +358,7 @@ PendingCost exact_cost(const TensorImplPtr& t) {
 }  // namespace
 
 void enforce_pending_limits(const TensorImplPtr& t) {
-  if (t->ready()) return;
+  if (t->ready() || capturing()) return;  // Note [What a capture refuses]
   PendingLimits limits = pending_limits();
   const PendingCost& bound = t->cost();
   if (bound.nodes <= limits.max_nodes && bound.pinned_bytes <= limits.max_pinned_bytes) return;

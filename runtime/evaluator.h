@@ -6,6 +6,7 @@
 #include <mutex>
 #include <span>
 
+#include "wok/runtime/fragment.h"
 #include "wok/runtime/graph.h"
 #include "wok/runtime/stats.h"
 
@@ -15,6 +16,14 @@ namespace wok {
 // work two calls share runs once. With `async`, returns once the work is
 // started; reading the tensors' data waits for it.
 void evaluate(std::span<const TensorImplPtr> targets, EvalReason reason, bool async = false);
+
+// The fragment behind `targets` as recorded by capture `capture`
+// (runtime/capture.h), for wok::compile: nothing is claimed or run. Pending
+// tensors it reads that the capture did not record are evaluated first and
+// become inputs, like every ready tensor it reads (job->leaves, in
+// fragment.inputs order). Its outputs are the pending targets alone, each
+// once, in order. Call it with no capture in progress on this thread.
+std::shared_ptr<FragmentJob> capture_fragment(std::span<const TensorImplPtr> targets, uint64_t capture);
 
 // The graph mutex (Note [Evaluation and the graph mutex] in evaluator.cpp);
 // the live-memory report holds it to read pending tensors' nodes. Take it

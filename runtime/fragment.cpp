@@ -36,6 +36,17 @@ std::string Fragment::str() const {
   return out.str();
 }
 
+std::unique_ptr<OwnedFragment> own_fragment(const Fragment& f) {
+  auto o = std::make_unique<OwnedFragment>();
+  o->fragment = f;
+  o->attrs.reserve(f.nodes.size());
+  for (FragmentNode& n : o->fragment.nodes) {
+    o->attrs.push_back(std::make_unique<Attrs>(*n.attrs));
+    n.attrs = o->attrs.back().get();
+  }
+  return o;
+}
+
 std::vector<int> last_uses(const Fragment& fragment) {
   std::vector<int> last(fragment.values.size(), -1);
   for (size_t n = 0; n < fragment.nodes.size(); ++n)
@@ -60,6 +71,24 @@ void FragmentRunner::run_async(std::shared_ptr<FragmentJob> job, std::shared_ptr
       result->done.complete(std::current_exception());
     }
   });
+}
+
+namespace {
+class RunEachTime final : public PreparedFragment {
+ public:
+  RunEachTime(FragmentRunner& runner, const Fragment& fragment) : runner_(runner), fragment_(fragment) {}
+  std::vector<StoragePtr> run(std::span<const StoragePtr> input_storage) override {
+    return runner_.run(fragment_, input_storage);
+  }
+
+ private:
+  FragmentRunner& runner_;
+  const Fragment& fragment_;
+};
+}  // namespace
+
+std::unique_ptr<PreparedFragment> FragmentRunner::prepare(const Fragment& fragment) {
+  return std::make_unique<RunEachTime>(*this, fragment);
 }
 
 }  // namespace wok

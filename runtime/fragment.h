@@ -35,6 +35,15 @@ struct Fragment {
   std::string str() const;          // readable listing, for dumps and errors
 };
 
+// A fragment that owns the attributes its nodes point to, for one that
+// outlives the graph nodes it was collected from (a background build, a
+// fragment read from a manifest, a captured function).
+struct OwnedFragment {
+  Fragment fragment;
+  std::vector<std::unique_ptr<Attrs>> attrs;
+};
+std::unique_ptr<OwnedFragment> own_fragment(const Fragment& f);
+
 // Per value, the index of the last node that reads it: nodes.size() for
 // the fragment's outputs (never freed by an executor), -1 for values no
 // node reads.
@@ -64,6 +73,17 @@ struct AsyncResult {
 void set_fragment_delegate(std::string_view runner);
 std::string_view take_fragment_delegate();
 
+// A fragment a runner has readied to run many times on new inputs of the
+// same shapes (wok::compile): whatever the runner would look up per run
+// (a plan, launch parameters) is looked up once. Safe to run from several
+// threads at once.
+class PreparedFragment {
+ public:
+  virtual ~PreparedFragment() = default;
+  // As FragmentRunner::run for the fragment it was prepared from.
+  virtual std::vector<StoragePtr> run(std::span<const StoragePtr> input_storage) = 0;
+};
+
 // Runs fragments. The precompiled executor is one; the JIT is another.
 class FragmentRunner {
  public:
@@ -75,6 +95,9 @@ class FragmentRunner {
   // Starts `job` and returns at once. The default runs run() on a stream
   // from the pool.
   virtual void run_async(std::shared_ptr<FragmentJob> job, std::shared_ptr<AsyncResult> result);
+  // Readies `fragment`, which outlives the result, for many runs. The
+  // default runs run() each time.
+  virtual std::unique_ptr<PreparedFragment> prepare(const Fragment& fragment);
 };
 
 }  // namespace wok

@@ -51,6 +51,7 @@ class Node {
   uint64_t id;  // creation order; ties in traversals break by it
   std::source_location site{};  // the user's call that recorded it (frontend/dispatch.h)
   const void* caller = nullptr; // or the return address into it (Note [Call sites])
+  uint64_t capture = 0;         // the capture that recorded it (runtime/capture.h); 0: none
 
   // Set while an evaluation owns this node; guarded by the graph mutex.
   bool claimed = false;

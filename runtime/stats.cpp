@@ -10,6 +10,7 @@ std::string_view eval_reason_name(EvalReason r) {
     case EvalReason::kEvalCall: return "eval call";
     case EvalReason::kNodeLimit: return "node limit";
     case EvalReason::kByteLimit: return "byte limit";
+    case EvalReason::kCompiledCall: return "compiled call";
   }
   return "?";
 }

@@ -8,8 +8,8 @@
 namespace wok {
 
 // Why a fragment was evaluated.
-enum class EvalReason : uint8_t { kDataRead = 0, kEvalCall, kNodeLimit, kByteLimit };
-inline constexpr int kNumEvalReasons = 4;
+enum class EvalReason : uint8_t { kDataRead = 0, kEvalCall, kNodeLimit, kByteLimit, kCompiledCall };
+inline constexpr int kNumEvalReasons = 5;
 std::string_view eval_reason_name(EvalReason r);
 
 struct RuntimeStats {

@@ -23,6 +23,10 @@ int main() {
   std::printf("where(a > 0, a, b) = %s\n", w.str().c_str());
   wok::Tensor p = wok::softmax(wok::matmul(a, b.transpose()));
   std::printf("softmax(a @ b^T) = %s\n", p.str().c_str());
+  // Captured once, replayed on every later call with the same shapes.
+  auto step = wok::compile([](const wok::Tensor& x) { return wok::softmax(x * 2.0f); });
+  wok::Tensor q1 = step(a), q2 = step(a * -1.0f);
+  std::printf("compiled softmax(2a) = %s, of -a: %s\n", q1.str().c_str(), q2.str().c_str());
   std::printf("backend: %s\n", std::string(wok::backend_name(wok::backend())).c_str());
   std::printf("%s", wok::stats().str().c_str());
   return 0;

@@ -74,6 +74,7 @@ std::string_view event_kind_name(EventKind k) {
     case EventKind::kShadow: return "shadow";
     case EventKind::kAsyncCompile: return "async-compile";
     case EventKind::kCacheLog: return "cache";
+    case EventKind::kCapture: return "capture";
     case EventKind::kNumKinds: break;
   }
   return "?";

@@ -44,6 +44,7 @@ enum class EventKind : uint8_t {
   kShadow,          // shadow mode compared a fused kernel with precompiled ones
   kAsyncCompile,    // a plan compiles in the background / is ready
   kCacheLog,        // a persistent kernel cache message (cache/)
+  kCapture,         // wok::compile traced a function (name, nodes, why: first call or new sizes)
   kNumKinds
 };
 inline constexpr int kNumEventKinds = static_cast<int>(EventKind::kNumKinds);

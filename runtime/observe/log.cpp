@@ -10,7 +10,8 @@
 namespace wok::observe {
 
 uint64_t log_topic_mask(std::string_view topic) {
-  if (topic == "compile") return bit(EventKind::kCompileEnd) | bit(EventKind::kAsyncCompile);
+  if (topic == "compile")
+    return bit(EventKind::kCompileEnd) | bit(EventKind::kAsyncCompile) | bit(EventKind::kCapture);
   if (topic == "cache") return bit(EventKind::kCacheLog) | bit(EventKind::kPlanCache) | bit(EventKind::kKernelCache);
   if (topic == "eval") return bit(EventKind::kEvalEnd);
   if (topic == "pass") return bit(EventKind::kPass);
@@ -87,6 +88,9 @@ std::string format_log_line(const Event& e) {
       return s + "shadow: " + (e.warn ? "WARNING " : "") + e.name + " " + buf + (e.detail.empty() ? "" : " (" + e.detail + ")");
     }
     case EventKind::kAsyncCompile: return s + "async-compile: " + e.name + " " + e.detail;
+    case EventKind::kCapture:
+      return s + "compile: traced " + e.name + ", " + std::to_string(e.count) + " nodes, " + ms(e.dur_ns) + " (" +
+             e.detail + ")";
     case EventKind::kNumKinds: break;
   }
   return s + "?";
