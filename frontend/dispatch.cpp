@@ -1,5 +1,7 @@
 #include "wok/frontend/dispatch.h"
 
+#include <cstring>
+
 #include "wok/frontend/backends.h"
 #include "wok/runtime/capture.h"
 #include "wok/runtime/evaluator.h"
@@ -91,6 +93,8 @@ void check_inputs(const RegisteredOp& op, std::span<const Tensor> inputs) {
                         inputs[i].device().str() + "); move them with to()");
 }
 
+void note_recorded(Node& n);
+
 // Checks the inputs, infers the outputs and records the node; its output
 // tensors (created by the callers below) share `cost`.
 std::shared_ptr<Node> record_node(const RegisteredOp& op, std::span<const Tensor> inputs, Attrs attrs,
@@ -134,21 +138,27 @@ std::shared_ptr<Node> record_node(const RegisteredOp& op, std::span<const Tensor
   for (size_t i = 0; i < out_shapes.size(); ++i) metas.push_back({std::move(out_shapes[i]), out_dtypes[i], device});
   auto node = std::allocate_shared<Node>(PoolAllocator<Node>(), &op, std::move(attrs), std::move(in_impls),
                                         std::move(metas));
-  if (const CaptureScope* capture = current_capture()) node->capture = capture->id();
+  note_recorded(*node);
+  return node;
+}
+
+// What every recorded node carries beyond its op: the capture that
+// recorded it, the user's call site, and the kOpRecorded event.
+void note_recorded(Node& n) {
+  if (const CaptureScope* capture = current_capture()) n.capture = capture->id();
 #if WOK_EVENTS
-  if (t_call_site.site_open) node->site = t_call_site.site;
-  else node->caller = t_call_site.caller;
+  if (t_call_site.site_open) n.site = t_call_site.site;
+  else n.caller = t_call_site.caller;
   if (WOK_OBSERVING(observe::EventKind::kOpRecorded)) {
     observe::Event e;
     e.kind = observe::EventKind::kOpRecorded;
-    e.name = op.name();
-    e.site = node->site;
-    e.caller = node->caller;
-    e.id = node->id;
+    e.name = n.op->name();
+    e.site = n.site;
+    e.caller = n.caller;
+    e.id = n.id;
     observe::emit(std::move(e));
   }
 #endif
-  return node;
 }
 
 TensorImplPtr make_output(const std::shared_ptr<Node>& node, size_t i, PendingCost cost) {
@@ -182,6 +192,67 @@ Tensor record1(const RegisteredOp& op, std::span<const Tensor> inputs, Attrs att
 
 Tensor record1(const RegisteredOp& op, std::initializer_list<Tensor> inputs, Attrs attrs) {
   return record1(op, std::span<const Tensor>(inputs.begin(), inputs.size()), std::move(attrs));
+}
+
+// Note [Shared scalar constants]
+// `x * 2.0f` reads a 0-d constant. Recorded afresh at every use, constants
+// were half the nodes of a traced loop (`x = x * a + b`: four nodes per two
+// ops), each allocated, inferred, collected and freed. Instead each thread
+// keeps its recent constants in a few slots, by value and dtype, and a
+// constant still pending on this thread is shared by every op that reads
+// it. Sharing is safe because a constant is never written as an
+// intermediate output of a fragment (Note [Which values a fragment writes]
+// in runtime/evaluator.cpp): it stays pending, and every fragment that
+// reads it computes it as its own launch parameter, whichever runs first.
+// The slots hold weak references (a constant lives as long as an op that
+// reads it), and a constant is shared only within the capture that
+// recorded it (runtime/capture.h), so a capture never reads one recorded
+// before it began.
+namespace {
+struct ConstantSlot {
+  Scalar value;
+  uint64_t capture = 0;
+  std::weak_ptr<TensorImpl> tensor;
+};
+constexpr size_t kConstantSlots = 16;
+thread_local ConstantSlot t_constants[kConstantSlots];
+
+size_t constant_slot(const Scalar& v) {
+  uint64_t bits;
+  if (is_floating(v.dtype())) {
+    double d = v.to<double>();
+    std::memcpy(&bits, &d, sizeof bits);
+  } else {
+    bits = static_cast<uint64_t>(v.to<int64_t>());
+  }
+  bits ^= static_cast<uint64_t>(v.dtype()) * 0x9e3779b97f4a7c15ull;
+  bits ^= bits >> 29;
+  bits *= 0xbf58476d1ce4e5b9ull;
+  return static_cast<size_t>(bits >> 60) % kConstantSlots;
+}
+}  // namespace
+
+Tensor record_constant(const RegisteredOp& full, Scalar value) {
+  const CaptureScope* capture = current_capture();
+  const uint64_t capture_id = capture ? capture->id() : 0;
+  ConstantSlot& slot = t_constants[constant_slot(value)];
+  if (slot.value == value && slot.capture == capture_id)
+    if (TensorImplPtr shared = slot.tensor.lock(); shared && !shared->ready()) return Tensor(std::move(shared));
+  install_backends_once();
+  std::vector<TensorMeta> metas(1);
+  metas[0].dtype = value.dtype();
+  std::vector<AttrValue> values;
+  values.reserve(2);
+  values.emplace_back(value);
+  values.emplace_back(Shape{});
+  auto node = std::allocate_shared<Node>(PoolAllocator<Node>(), &full, Attrs(&full.def().attrs, std::move(values)),
+                                        std::vector<TensorImplPtr>{}, std::move(metas));
+  note_recorded(*node);
+  TensorImplPtr impl = make_output(node, 0, pending_cost_of({}));
+  slot.value = value;
+  slot.capture = capture_id;
+  slot.tensor = impl;
+  return Tensor(std::move(impl));
 }
 
 Attrs positional_attrs(const RegisteredOp& op, std::vector<AttrValue> values) {

@@ -86,6 +86,11 @@ class CallerScope {
 // Binds attributes in schema order without name lookups (built-ins only).
 Attrs positional_attrs(const RegisteredOp& op, std::vector<AttrValue> values);
 
+// record1(full, {}, {value, Shape{}}) without the generic checks and rules:
+// a 0-d CPU constant of value's dtype, recorded for every plain number in an
+// expression (a * 2.0f), so kept cheap.
+Tensor record_constant(const RegisteredOp& full, Scalar value);
+
 // "a float32[2, 3], b float32[4]": how errors describe a call's inputs.
 std::string describe_inputs(const RegisteredOp& op, std::span<const Tensor> inputs);
 

@@ -22,7 +22,7 @@ DType weak_result(Scalar s, DType other) { return category(s.dtype()) <= categor
 Tensor scalar_operand(Scalar s, DType other, Device device) {
   DType t = weak_result(s, other);
   static const RegisteredOp& full = WOK_BUILTIN_OP("full");
-  Tensor c = record1(full, {}, positional_attrs(full, {s.cast(t), Shape{}}));
+  Tensor c = detail::record_constant(full, s.cast(t));
   return device.is_cpu() ? c : c.to(device);
 }
 

@@ -67,11 +67,14 @@ void draft_steps(PipelineState& s) {
   for (size_t n = 0; n < f.nodes.size(); ++n) {
     if (!g.alive[n]) continue;
     if (g.constant[n]) {
-      // A constant someone needs in memory gets a kernel of its own.
+      // A constant someone needs in memory gets a kernel of its own: a
+      // fragment output, a node outside every group, or a GEMM reading it
+      // as an operand (a fused group inlines constants as parameters; a
+      // GEMM's operands are read from memory, only its epilogue inlines).
       for (int v : f.nodes[n].outputs) {
         if (g.canonical[v] != v) continue;
         bool materialize = g.is_output(v);
-        for (int r : readers[v]) materialize = materialize || g.group[r] < 0;
+        for (int r : readers[v]) materialize = materialize || g.group[r] < 0 || is_gemm_node(g, r);
         if (!materialize) continue;
         PlanStep& st = add(PlanStep::Kind::kKernel, static_cast<int>(n));
         st.lowered = lower_group(g, {}, {v});

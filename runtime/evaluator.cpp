@@ -153,6 +153,10 @@ void build_fragment(Collected& c, std::span<const TensorImplPtr> targets, Fragme
       if (!t->ready()) add_output(t, first_value(t->node().get()) + t->output_index());
     if (!live_intermediates) return;
     for (const auto& node : c.order) {
+      // A scalar constant read elsewhere stays pending: each reader's
+      // fragment computes it (Note [Shared scalar constants] in
+      // frontend/dispatch.cpp).
+      if (node->inputs.empty() && node->op->def().fills_constant && node->output_meta[0].shape.empty()) continue;
       int base = first_value(node.get());
       for (size_t k = 0; k < node->outputs.size(); ++k) {
         TensorImplPtr o = node->outputs[k].lock();

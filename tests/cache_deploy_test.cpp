@@ -156,7 +156,10 @@ TEST(CacheFragmentRecord, NoTruncationOrJunkTokenCrashes) {
 
 // ---- manifests and warm-up ----------------------------------------------------------
 
-using CacheDeploy = CacheTest;
+class CacheDeploy : public CacheTest {
+ protected:
+  void deploy_and_run_strict(const std::string& mode);
+};
 
 TEST_F(CacheDeploy, RecordsEachFragmentOnceAndWarmsUpAnotherStore) {
   std::string manifest = root_ + "/manifest.txt";
@@ -246,32 +249,43 @@ TEST_F(CacheDeploy, BundleRoundTripAndDamagedBundlesChangeNothing) {
 
 // ---- other processes ----------------------------------------------------------------
 
-TEST_F(CacheDeploy, FreshProcessAfterImportCompilesNothing) {
+// The deployment path, with the workload run as it is written (eager) or
+// through wok::compile: a captured function's plan records into the
+// manifest and loads its kernels from the store like any other.
+void CacheDeploy::deploy_and_run_strict(const std::string& mode) {
+  const std::string& root = root_;
+  std::vector<std::string> args = {helper_path()};
+  if (!mode.empty()) args.push_back(mode);
+  args.push_back("all");
   // Record on a development machine...
-  std::string manifest = root_ + "/app.manifest";
+  std::string manifest = root + "/app.manifest";
   ChildResult dev =
-      run_child({helper_path(), "all"}, child_env(root_ + "/dev", {"WOK_RECORD=" + manifest}), root_ + "/dev.txt");
+      run_child(args, child_env(root + "/dev", {"WOK_RECORD=" + manifest}), root + "/dev.txt");
   ASSERT_EQ(dev.exit_code, 0) << dev.out;
   EXPECT_EQ(dev.value("compiled"), kNumPrograms) << dev.out;
   // ...warm up a clean store from the manifest and pack it...
-  wc::DiskStore::global().set_directory_for_testing(root_ + "/build");
+  wc::DiskStore::global().set_directory_for_testing(root + "/build");
   forget_in_memory();
   wok::WarmupResult w = wok::warmup(manifest);
   EXPECT_EQ(w.kernels, kNumPrograms);
   EXPECT_TRUE(w.skipped.empty());
-  std::string bundle = root_ + "/app.wokb";
+  std::string bundle = root + "/app.wokb";
   EXPECT_EQ(wok::export_cache(bundle).entries, kNumPrograms);
   // ...unpack it on the target...
-  std::string target = root_ + "/target";
+  std::string target = root + "/target";
   wc::DiskStore::global().set_directory_for_testing(target);
   wok::import_cache(bundle);
   // ...where a fresh process in strict mode runs the workload.
-  ChildResult prod = run_child({helper_path(), "all"}, child_env(target, {"WOK_STRICT=1"}), root_ + "/prod.txt");
+  ChildResult prod = run_child(args, child_env(target, {"WOK_STRICT=1"}), root + "/prod.txt");
   EXPECT_EQ(prod.exit_code, 0) << prod.out;
   EXPECT_EQ(prod.value("compiled"), 0) << prod.out;
   EXPECT_EQ(prod.value("disk_hits"), kNumPrograms) << prod.out;
   EXPECT_EQ(prod.value("wrong"), 0) << prod.out;
 }
+
+TEST_F(CacheDeploy, FreshProcessAfterImportCompilesNothing) { deploy_and_run_strict(""); }
+
+TEST_F(CacheDeploy, CompiledFunctionsReplayInStrictModeAfterImport) { deploy_and_run_strict("--compiled"); }
 
 TEST_F(CacheDeploy, EightProcessesShareOneStore) {
   constexpr int kProcs = 8, kEach = 9;

@@ -1,12 +1,13 @@
 // A child process for the persistent-cache tests: runs some of the test
 // programs against the store in WOK_CACHE_DIR and prints its counters.
 //
-//   wok_cache_helper [--as-nobody] [--wait-start] [--kill-at STAGE] PROGRAMS
+//   wok_cache_helper [--as-nobody] [--wait-start] [--kill-at STAGE] [--compiled] PROGRAMS
 //
 // PROGRAMS: "all" or a comma-separated list of indices (tests/cache_test_util.h).
 // --as-nobody: drop root to uid/gid 65534 first (permission tests under root).
 // --wait-start: block until fd 3 reaches end of file (processes started together).
 // --kill-at STAGE: SIGKILL this process at that stage of its first cache write.
+// --compiled: run each program through wok::compile (traced, then replayed).
 // Exit status 0 when every result was right.
 #include <grp.h>
 #include <signal.h>
@@ -21,6 +22,7 @@
 
 int main(int argc, char** argv) {
   std::vector<int> programs;
+  bool compiled = false;
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
     if (a == "--as-nobody") {
@@ -37,6 +39,8 @@ int main(int argc, char** argv) {
       wok::cache::DiskStore::global().set_write_hook_for_testing([stage](std::string_view at) {
         if (at == stage) ::raise(SIGKILL);
       });
+    } else if (a == "--compiled") {
+      compiled = true;
     } else if (a == "all") {
       for (int p = 0; p < cache_test::kNumPrograms; ++p) programs.push_back(p);
     } else {
@@ -50,7 +54,7 @@ int main(int argc, char** argv) {
   wok::set_backend(wok::Backend::kJit);
   int wrong = 0;
   try {
-    for (int p : programs) wrong += cache_test::run_program(p);
+    for (int p : programs) wrong += cache_test::run_program(p, compiled);
   } catch (const wok::Error& e) {
     std::printf("error=%s\n", e.what());
     return 4;

@@ -33,7 +33,9 @@ class PrivateCacheDir : public ::testing::Environment {
     ::setenv("WOK_CACHE_DIR", dir_.c_str(), 1);
   }
   void TearDown() override {
-    if (!dir_.empty()) remove_dir(dir_);
+    if (dir_.empty()) return;
+    wc::DiskStore::global().flush();  // writes still queued would find the directory gone
+    remove_dir(dir_);
   }
 
  private:

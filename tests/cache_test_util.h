@@ -33,54 +33,66 @@ namespace cache_test {
 inline constexpr int kNumPrograms = 24;
 
 template <typename T>
-int run_typed(int fn, int n) {
+int run_typed(int fn, int n, bool captured) {
   std::vector<T> av(n), bv(n);
   for (int i = 0; i < n; ++i) {
     av[i] = static_cast<T>(std::sin(0.37 * i + fn));
     bv[i] = static_cast<T>(std::cos(0.11 * i) * 0.5);
   }
   wok::Tensor a = wok::from_vector(av), b = wok::from_vector(bv);
-  wok::Tensor x = a * 0.75 + b;
-  wok::Tensor fx;
+  auto program = [fn](const wok::Tensor& a, const wok::Tensor& b) {
+    wok::Tensor x = a * 0.75 + b;
+    wok::Tensor fx;
   switch (fn) {
-    case 0:
-      fx = wok::exp(x);
-      break;
-    case 1:
-      fx = wok::tanh(x);
-      break;
-    case 2:
-      fx = wok::sin(x);
-      break;
-    case 3:
-      fx = wok::cos(x);
-      break;
-    case 4:
-      fx = wok::erf(x);
-      break;
-    case 5:
-      fx = wok::sigmoid(x);
-      break;
-    case 6:
-      fx = wok::relu(x);
-      break;
-    case 7:
-      fx = wok::abs(x);
-      break;
-    case 8:
-      fx = -x;
-      break;
-    case 9:
-      fx = wok::square(x);
-      break;
-    case 10:
-      fx = wok::sqrt(wok::abs(x));
-      break;
-    default:
-      fx = wok::log(wok::abs(x) + 1.0);
-      break;
+      case 0:
+        fx = wok::exp(x);
+        break;
+      case 1:
+        fx = wok::tanh(x);
+        break;
+      case 2:
+        fx = wok::sin(x);
+        break;
+      case 3:
+        fx = wok::cos(x);
+        break;
+      case 4:
+        fx = wok::erf(x);
+        break;
+      case 5:
+        fx = wok::sigmoid(x);
+        break;
+      case 6:
+        fx = wok::relu(x);
+        break;
+      case 7:
+        fx = wok::abs(x);
+        break;
+      case 8:
+        fx = -x;
+        break;
+      case 9:
+        fx = wok::square(x);
+        break;
+      case 10:
+        fx = wok::sqrt(wok::abs(x));
+        break;
+      default:
+        fx = wok::log(wok::abs(x) + 1.0);
+        break;
+    }
+    return fx - a;
+  };
+  wok::Tensor y;
+  if (captured) {
+    // Traced and prepared at the first call, replayed at the second.
+    auto compiled = wok::compile(program);
+    (void)compiled(a, b);
+    y = compiled(a, b);
+  } else {
+    y = program(a, b);
   }
-  std::vector<T> got = (fx - a).template to_vector<T>();
+  std::vector<T> got = y.template to_vector<T>();
   double tol = sizeof(T) == 4 ? 2e-5 : 1e-12;
   int wrong = 0;
   for (int i = 0; i < n; ++i) {
@@ -103,11 +115,12 @@ int run_typed(int fn, int n) {
   return wrong;
 }
 
-// Runs program i; returns how many results disagree with a double reference.
-// Returns once the kernels it built are written to the disk store.
-inline int run_program(int i) {
+// Runs program i, through wok::compile when `captured`; returns how many
+// results disagree with a double reference. Returns once the kernels it
+// built are written to the disk store.
+inline int run_program(int i, bool captured = false) {
   int n = 1000 + 7 * i;
-  int wrong = i % 2 == 0 ? run_typed<float>(i / 2, n) : run_typed<double>(i / 2, n);
+  int wrong = i % 2 == 0 ? run_typed<float>(i / 2, n, captured) : run_typed<double>(i / 2, n, captured);
   wok::cache::DiskStore::global().flush();
   return wrong;
 }

@@ -276,6 +276,48 @@ TEST_P(Compile, ConcurrentReplaysFromEightThreads) {
   EXPECT_EQ(f.stats().replays, 8 * 200 - 1);
 }
 
+TEST(CompileObserve, ReplaysAreEvaluationsAndShadowModeChecksThem) {
+  if (wok::host_cpu_isa() == wok::CpuIsa::kBaseline) GTEST_SKIP() << "host has no AVX2: the JIT is off";
+  wok::set_backend(wok::Backend::kJit);
+  auto f = wok::compile([](const Tensor& x) { return wok::exp(x * 0.5f) - x; }, {.name = "observed"});
+  Tensor x = wok::rand({5, 3}, 4);
+  std::mutex mu;
+  std::vector<wok::observe::Event> seen;
+  using wok::observe::EventKind;
+  uint64_t sub = wok::observe::subscribe(
+      wok::observe::bit(EventKind::kEvalEnd) | wok::observe::bit(EventKind::kShadow) |
+          wok::observe::bit(EventKind::kCapture),
+      [&](const wok::observe::Event& e) {
+        std::lock_guard lock(mu);
+        seen.push_back(e);
+      });
+  wok::set_shadow(1);
+  f(x);
+  f(x);
+  wok::set_shadow(0);
+  wok::observe::unsubscribe(sub);
+  int captures = 0, replays = 0, shadows = 0;
+  for (const auto& e : seen) {
+    if (e.kind == EventKind::kCapture) {
+      ++captures;
+      EXPECT_EQ(e.name, "observed");
+      EXPECT_EQ(e.detail, "first call");
+    }
+    if (e.kind == EventKind::kEvalEnd && e.reason == static_cast<int>(wok::EvalReason::kCompiledCall)) {
+      ++replays;
+      EXPECT_EQ(e.name, "jit");
+      EXPECT_EQ(e.count, 4);  // full, mul, exp, sub
+    }
+    if (e.kind == EventKind::kShadow) {
+      ++shadows;
+      EXPECT_FALSE(e.warn) << e.name;
+    }
+  }
+  EXPECT_EQ(captures, 1);
+  EXPECT_EQ(replays, 2);  // the first call runs the prepared plan too
+  EXPECT_EQ(shadows, 2);
+}
+
 TEST(CompileAsync, RunsOnPrecompiledKernelsUntilThePlanIsBuilt) {
   if (wok::host_cpu_isa() == wok::CpuIsa::kBaseline) GTEST_SKIP() << "host has no AVX2: the JIT is off";
   wok::set_backend(wok::Backend::kJit);
