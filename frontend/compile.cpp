@@ -7,6 +7,7 @@
 
 #include "wok/runtime/backend.h"
 #include "wok/runtime/capture.h"
+#include "wok/runtime/eval_events.h"
 #include "wok/runtime/evaluator.h"
 #include "wok/runtime/observe/events.h"
 #include "wok/runtime/stats.h"
@@ -77,31 +78,10 @@ std::vector<Tensor> Capture::run(const std::vector<Tensor>& args) const {
     std::vector<StoragePtr> inputs;
     inputs.reserve(leaves.size());
     for (const Source& s : leaves) inputs.push_back(bound(s, args));
-    const Fragment& f = owned->fragment;
-    auto& counters = detail::counters();
-    counters.evaluations.fetch_add(1, std::memory_order_relaxed);
-    counters.evaluations_by_reason[static_cast<int>(EvalReason::kCompiledCall)].fetch_add(1,
-                                                                                         std::memory_order_relaxed);
-    counters.nodes_evaluated.fetch_add(static_cast<int64_t>(f.nodes.size()), std::memory_order_relaxed);
-    if (WOK_OBSERVING(observe::EventKind::kEvalBegin) || WOK_OBSERVING(observe::EventKind::kEvalEnd)) {
-      observe::Event e;
-      e.kind = observe::EventKind::kEvalBegin;
-      e.reason = static_cast<int>(EvalReason::kCompiledCall);
-      e.count = static_cast<int64_t>(f.nodes.size());
-      e.name = runner;
-      take_fragment_delegate();
-      e.t_ns = observe::now_ns();
-      if (WOK_OBSERVING(observe::EventKind::kEvalBegin)) observe::emit(e);
-      results = prepared->run(inputs);
-      e.kind = observe::EventKind::kEvalEnd;
-      int64_t now = observe::now_ns();
-      e.dur_ns = now - e.t_ns;
-      e.t_ns = now;
-      if (std::string_view ran = take_fragment_delegate(); !ran.empty()) e.name = std::string(ran);
-      if (WOK_OBSERVING(observe::EventKind::kEvalEnd)) observe::emit(std::move(e));
-    } else {
-      results = prepared->run(inputs);
-    }
+    const int64_t nodes = static_cast<int64_t>(owned->fragment.nodes.size());
+    count_evaluation(EvalReason::kCompiledCall, nodes);
+    observed_evaluation(EvalReason::kCompiledCall, nodes, runner, /*async=*/false,
+                        [&] { results = prepared->run(inputs); });
   }
   std::vector<Tensor> outs;
   outs.reserve(outputs.size());

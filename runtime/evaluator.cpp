@@ -1,3 +1,4 @@
+#include "wok/runtime/eval_events.h"
 #include "wok/runtime/evaluator.h"
 
 #include <algorithm>
@@ -173,6 +174,41 @@ void build_fragment(Collected& c, std::span<const TensorImplPtr> targets, Fragme
 
 std::mutex& graph_mutex() { return g_graph_mu; }
 
+void count_evaluation(EvalReason reason, int64_t nodes) {
+  auto& counters = detail::counters();
+  counters.evaluations.fetch_add(1, std::memory_order_relaxed);
+  counters.evaluations_by_reason[static_cast<int>(reason)].fetch_add(1, std::memory_order_relaxed);
+  counters.nodes_evaluated.fetch_add(nodes, std::memory_order_relaxed);
+}
+
+void observed_evaluation(EvalReason reason, int64_t nodes, std::string_view runner, bool async,
+                         absl::FunctionRef<void()> run) {
+  if (!WOK_OBSERVING(observe::EventKind::kEvalBegin) && !WOK_OBSERVING(observe::EventKind::kEvalEnd)) {
+    run();
+    return;
+  }
+  observe::Event ev;
+  ev.kind = observe::EventKind::kEvalBegin;
+  ev.id = g_next_eval_id.fetch_add(1, std::memory_order_relaxed);
+  ev.reason = static_cast<int>(reason);
+  ev.count = nodes;
+  ev.name = std::string(runner);
+  if (async) ev.detail = "async";
+  take_fragment_delegate();
+  ev.t_ns = observe::now_ns();
+  if (WOK_OBSERVING(observe::EventKind::kEvalBegin)) observe::emit(ev);
+  run();
+  if (!WOK_OBSERVING(observe::EventKind::kEvalEnd)) return;
+  ev.kind = observe::EventKind::kEvalEnd;
+  int64_t now = observe::now_ns();
+  ev.dur_ns = now - ev.t_ns;
+  ev.t_ns = now;
+  // Which runner really ran it: the JIT may have handed it to the
+  // precompiled kernels (async compile).
+  if (std::string_view ran = take_fragment_delegate(); !ran.empty()) ev.name = std::string(ran);
+  observe::emit(std::move(ev));
+}
+
 // Note [Which values a fragment writes]
 // A fragment writes its targets, and every intermediate that something
 // outside the fragment still refers to: a user's handle, or a pending node
@@ -213,46 +249,20 @@ void evaluate(std::span<const TensorImplPtr> targets, EvalReason reason, bool as
   auto release_claims = [&] {
     for (const auto& node : job->nodes) node->claimed = false;
   };
-  auto& counters = detail::counters();
-  counters.evaluations.fetch_add(1, std::memory_order_relaxed);
-  counters.evaluations_by_reason[static_cast<int>(reason)].fetch_add(1, std::memory_order_relaxed);
-  counters.nodes_evaluated.fetch_add(static_cast<int64_t>(fragment.nodes.size()), std::memory_order_relaxed);
+  count_evaluation(reason, static_cast<int64_t>(fragment.nodes.size()));
 
   std::vector<StoragePtr> results;
   std::shared_ptr<AsyncResult> pending;
-  const bool observed = WOK_OBSERVING(observe::EventKind::kEvalBegin) || WOK_OBSERVING(observe::EventKind::kEvalEnd);
-  std::optional<observe::Event> observed_eval;  // built only when someone listens
   try {
     FragmentRunner& runner = runner_for(fragment.values[fragment.outputs[0]].device);
-    if (observed) {
-      observe::Event& ev = observed_eval.emplace();
-      ev.kind = observe::EventKind::kEvalBegin;
-      ev.id = g_next_eval_id.fetch_add(1, std::memory_order_relaxed);
-      ev.reason = static_cast<int>(reason);
-      ev.count = static_cast<int64_t>(fragment.nodes.size());
-      ev.name = std::string(runner.name());
-      if (async) ev.detail = "async";
-      take_fragment_delegate();
-      ev.t_ns = observe::now_ns();
-      if (WOK_OBSERVING(observe::EventKind::kEvalBegin)) observe::emit(ev);
-    }
-    if (async) {
-      pending = std::make_shared<AsyncResult>();
-      runner.run_async(job, pending);
-    } else {
-      results = runner.run(fragment, job->input_storage());
-    }
-    if (observed_eval && WOK_OBSERVING(observe::EventKind::kEvalEnd)) {
-      observe::Event& ev = *observed_eval;
-      ev.kind = observe::EventKind::kEvalEnd;
-      int64_t now = observe::now_ns();
-      ev.dur_ns = now - ev.t_ns;
-      ev.t_ns = now;
-      // Which runner really ran it: the JIT may have handed it to the
-      // precompiled kernels (async compile).
-      if (std::string_view ran = take_fragment_delegate(); !ran.empty()) ev.name = std::string(ran);
-      observe::emit(ev);
-    }
+    observed_evaluation(reason, static_cast<int64_t>(fragment.nodes.size()), runner.name(), async, [&] {
+      if (async) {
+        pending = std::make_shared<AsyncResult>();
+        runner.run_async(job, pending);
+      } else {
+        results = runner.run(fragment, job->input_storage());
+      }
+    });
   } catch (...) {
     lock.lock();
     release_claims();
