@@ -63,8 +63,18 @@ std::vector<StoragePtr> run_plan(const std::shared_ptr<const Plan>& plan, const 
   auto result = std::make_shared<AsyncResult>();
   std::vector<StoragePtr> inputs(input_storage.begin(), input_storage.end());
   auto resolved = std::make_shared<std::vector<StoragePtr>>(inputs);
-  replay_plan_on_streams(plan, job, result, resolved);
-  result->done.wait();
+  EventPtr released = replay_plan_on_streams(plan, job, result, resolved);
+  try {
+    result->done.wait();
+  } catch (...) {
+    // Note [Letting go of a failed run] in jit/plan_stream_replay.cpp. The
+    // fence reports nothing of its own: the run's failure is what is thrown.
+    try {
+      released->wait();
+    } catch (...) {
+    }
+    throw;
+  }
   return result->outputs;
 }
 

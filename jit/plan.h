@@ -103,9 +103,11 @@ class PlanRun {
 // ordering steps across lanes; completes `result` when all have run.
 // `inputs`, when given, are the fragment's input storages already resolved;
 // otherwise they are taken from job->leaves, waiting for any in flight.
-void replay_plan_on_streams(std::shared_ptr<const Plan> plan, std::shared_ptr<FragmentJob> job,
-                            std::shared_ptr<AsyncResult> result,
-                            std::shared_ptr<std::vector<StoragePtr>> inputs);
+// Returns an event that completes once the streams hold nothing of the run
+// any more (Note [Letting go of a failed run] in jit/plan_stream_replay.cpp).
+EventPtr replay_plan_on_streams(std::shared_ptr<const Plan> plan, std::shared_ptr<FragmentJob> job,
+                                std::shared_ptr<AsyncResult> result,
+                                std::shared_ptr<std::vector<StoragePtr>> inputs);
 
 // Note [Errors inside the JIT]
 // Code generators, the kernel caches and plan building report failures as

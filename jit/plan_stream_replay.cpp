@@ -31,8 +31,19 @@ struct StreamRun {
 };
 }  // namespace
 
-void replay_plan_on_streams(std::shared_ptr<const Plan> plan, std::shared_ptr<FragmentJob> job,
-                            std::shared_ptr<AsyncResult> result, std::shared_ptr<std::vector<StoragePtr>> inputs) {
+// Note [Letting go of a failed run]
+// A run that fails completes its result with the exception, which the
+// waiting caller rethrows and reads. The stream task that completed it
+// still holds the run's state (and through it the result and the
+// exception) until the task is destroyed, so without care the exception
+// object can be destroyed on the stream thread after the caller read it.
+// Its reference count lives in the C++ runtime, where ThreadSanitizer
+// sees no ordering between the two threads, and reports a race on the
+// exception's vptr. The event returned completes after that task is
+// destroyed; a caller that waits on it before rethrowing holds the last
+// reference itself.
+EventPtr replay_plan_on_streams(std::shared_ptr<const Plan> plan, std::shared_ptr<FragmentJob> job,
+                                std::shared_ptr<AsyncResult> result, std::shared_ptr<std::vector<StoragePtr>> inputs) {
   auto state = std::make_shared<StreamRun>();
   state->plan = plan;
   state->job = job;
@@ -131,6 +142,7 @@ void replay_plan_on_streams(std::shared_ptr<const Plan> plan, std::shared_ptr<Fr
     state->run.reset();
     state->result->done.complete(error);
   });
+  return stream[0]->record();
 }
 
 }  // namespace wok::jit
