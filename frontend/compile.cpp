@@ -24,6 +24,10 @@ constexpr size_t kMaxCaptures = 64;
 
 // What a capture is specialised to (Note [Sizes of a capture] in
 // frontend/compile.h).
+bool same_input(const TensorMeta& a, const TensorMeta& b) {
+  return a.dtype == b.dtype && a.device == b.device && a.shape == b.shape;
+}
+
 struct InputSignature {
   Backend backend = Backend::kJit;
   std::vector<TensorMeta> inputs;
@@ -31,9 +35,7 @@ struct InputSignature {
   bool operator==(const InputSignature& o) const {
     if (backend != o.backend || inputs.size() != o.inputs.size()) return false;
     for (size_t i = 0; i < inputs.size(); ++i)
-      if (inputs[i].dtype != o.inputs[i].dtype || inputs[i].device != o.inputs[i].device ||
-          inputs[i].shape != o.inputs[i].shape)
-        return false;
+      if (!same_input(inputs[i], o.inputs[i])) return false;
     return true;
   }
 };
@@ -161,7 +163,7 @@ std::string CaptureTable::why(const InputSignature& sig) const {
       return "backend " + std::string(backend_name(sig.backend)) + ", captured for " +
              std::string(backend_name(old.backend));
     for (size_t i = 0; i < sig.inputs.size(); ++i)
-      if (!(InputSignature{sig.backend, {sig.inputs[i]}} == InputSignature{sig.backend, {old.inputs[i]}}))
+      if (!same_input(sig.inputs[i], old.inputs[i]))
         return "input " + std::to_string(i) + " is " + meta_str(sig.inputs[i]) + ", captured as " +
                meta_str(old.inputs[i]);
   }

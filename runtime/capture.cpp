@@ -24,7 +24,7 @@ const CaptureScope* current_capture() { return t_capture; }
 void refuse_during_capture(std::string_view what) {
   const CaptureScope* c = t_capture;
   if (!c) return;
-  throw CaptureError(std::string(what) + " while wok::compile traces " + c->function_ +
+  throw CaptureError(std::string(what) + " while wok::compile traces " + c->function() +
                      ": a captured function runs as one recorded graph, so it cannot read tensor values or "
                      "branch on them (the value of the first call would be reused by every later call). Read "
                      "the data outside the function, pass what it decides as an argument, or call the "

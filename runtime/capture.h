@@ -36,8 +36,6 @@ class CaptureScope {
   std::string function_;
   uint64_t id_;
   const CaptureScope* outer_;
-  friend const CaptureScope* current_capture();
-  friend void refuse_during_capture(std::string_view what);
 };
 
 // The innermost capture on this thread, or null.
