@@ -8,11 +8,14 @@
 //  - replay overhead: a captured one-op function on 16 elements, one call.
 //  - encoder: a transformer encoder layer (4 heads of 32, d_model 128, FFN
 //    512, additive causal mask, layer norms, GELU) at sequence lengths 1,
-//    16, 128 and 512: eager vs captured, and the ratio.
+//    16, 128 and 512: eager, captured with symbolic sizes (one function
+//    called at every length: 128 and 512 derive their plans from the trace
+//    at 16, Note [Sizes of a capture] in frontend/compile.h), and captured
+//    with {.static_shapes = true} (a trace per length).
 // Targets (issue "Capture once, replay for free"): captured chain2000 on 16
 // elements at most 0.005 us/op; a captured program64 call at most 2 us;
-// eager chain2000 at most 0.3 us/op. Shape-polymorphic replay is not built
-// (Note [Sizes of a capture] in frontend/compile.h), so its row is absent.
+// eager chain2000 at most 0.3 us/op; a shape-polymorphic replay at most
+// 1.05x a shape-specialised one on the encoder layer.
 //
 // Timing: Note [Timing on a shared machine] in bench_util.h.
 // Run: bench_compile [--benchmark_filter=REGEX]
@@ -116,17 +119,28 @@ int main(int argc, char** argv) {
 
   static const Encoder enc;
   static auto enc_c = wok::compile([](const Tensor& x, const Tensor& mask) { return enc(x, mask); });
+  static auto enc_s =
+      wok::compile([](const Tensor& x, const Tensor& mask) { return enc(x, mask); }, {.static_shapes = true});
   static std::map<int64_t, std::pair<Tensor, Tensor>> enc_in;
   const int64_t seqs[] = {1, 16, 128, 512};
-  for (int64_t seq : seqs) {
+  // The polymorphic function meets its lengths in this order before the
+  // timing: 16 traces, 24 traces once more to verify the length, and 128
+  // and 512 derive (1 is a family of its own: a broadcast dim).
+  for (int64_t seq : {int64_t{16}, int64_t{24}, int64_t{128}, int64_t{512}, int64_t{1}}) {
     Tensor x = wok::rand({seq, enc.d}, 10 + static_cast<uint64_t>(seq)), m = causal_mask(seq);
     wok::eval({x});
     enc_in[seq] = {x, m};
+    enc_c(x, m);
+  }
+  const wok::CompileStats enc_stats = enc_c.stats();
+  for (int64_t seq : seqs) {
     const auto* io = &enc_in[seq];
-    register_timed("encoder/" + std::to_string(seq) + "/eager", [io] { wok::eval({enc(io->first, io->second)}); },
+    const std::string name = "encoder/" + std::to_string(seq);
+    register_timed(name + "/eager", [io] { wok::eval({enc(io->first, io->second)}); }, benchmark::kMicrosecond);
+    register_timed(name + "/captured", [io] { benchmark::DoNotOptimize(enc_c(io->first, io->second)); },
                    benchmark::kMicrosecond);
-    register_timed("encoder/" + std::to_string(seq) + "/captured",
-                   [io] { benchmark::DoNotOptimize(enc_c(io->first, io->second)); }, benchmark::kMicrosecond);
+    register_timed(name + "/static", [io] { benchmark::DoNotOptimize(enc_s(io->first, io->second)); },
+                   benchmark::kMicrosecond);
   }
 
   wok_bench::run_and_print([&] {
@@ -151,6 +165,15 @@ int main(int argc, char** argv) {
       double c = median_seconds("encoder/" + std::to_string(seq) + "/captured");
       std::printf("| encoder layer, sequence %lld, us per call | %s | %s | %s |\n", static_cast<long long>(seq),
                   fmt(e * us, 1).c_str(), fmt(c * us, 1).c_str(), fmt(e / c, 2).c_str());
+    }
+    std::printf("\n### Encoder layer: symbolic sizes vs {.static_shapes = true} (%lld traces, %lld derived plans)\n\n",
+                static_cast<long long>(enc_stats.traces), static_cast<long long>(enc_stats.derived));
+    std::printf("| sequence | symbolic, us per call | static, us per call | symbolic / static |\n|---|---:|---:|---:|\n");
+    for (int64_t seq : seqs) {
+      double c = median_seconds("encoder/" + std::to_string(seq) + "/captured");
+      double st = median_seconds("encoder/" + std::to_string(seq) + "/static");
+      std::printf("| %lld | %s | %s | %s |\n", static_cast<long long>(seq), fmt(c * us, 1).c_str(),
+                  fmt(st * us, 1).c_str(), fmt(c / st, 3).c_str());
     }
   });
   return 0;

@@ -12,7 +12,9 @@
 // std::vector<Tensor>. The first call with a given input signature (the
 // backend, and each input's dtype, device and shape) runs the function
 // under a capture: its ops are recorded, not run, and become one fragment,
-// whose plan is built (passes, fused kernels, memory) and prepared. Every
+// whose plan is built (passes, fused kernels, memory) and prepared. A call
+// with new sizes derives its fragment from that trace instead (Note [Sizes
+// of a capture]). Every
 // later call with that signature binds the new inputs to the prepared plan
 // and runs it: the function is not called, nothing is traced or hashed, and
 // the cost of a call does not grow with the number of ops. Tensors the
@@ -26,13 +28,29 @@
 // runtime/capture.h).
 //
 // Note [Sizes of a capture]
-// A plan is built for one set of sizes (its memory plan and launch shapes
-// are fixed), so a call with new sizes traces the function again and builds
-// another plan, kept beside the first; the fused kernels are shape-generic,
-// so the new plan compiles nothing new. Every re-trace is reported under
-// WOK_LOG=compile with the input whose size changed. Plans whose shape
-// arithmetic is evaluated at bind time (one plan for every batch size) are
-// not built yet; static_shapes is accepted for when they are.
+// A prepared plan is built for one set of sizes (its memory plan and launch
+// shapes are fixed), but the function need not be traced for each. Sizes
+// are symbolic by default: signatures that agree in backend, dtypes,
+// devices, ranks, and in which dims are 0 or 1 (an empty dim, a broadcast
+// one), form a family. The family's first trace is its graph; a call with
+// other sizes re-runs the graph's shape and dtype rules for them (Note
+// [Deriving a capture for new sizes] in compile.cpp) and prepares a plan
+// for the result, without calling the function. The fused kernels are
+// shape-generic, so that plan compiles nothing; each set of sizes keeps its
+// plan, so a replay costs what a shape-specialised one does.
+//
+// Note [Verifying a derivation]
+// C++ code can read a size and bake it in: x * float(x.shape()[0]), a
+// reshape to a size it computed, a branch. The graph says nothing of where
+// an attribute came from, so the first call that changes a dim traces the
+// function anyway and compares the trace with the derivation (ops, wiring,
+// attributes, every value's shape, constants). Equal: the dim is symbolic,
+// and later sizes derive. Different: the dim is specialised, every new size
+// of it traces, and WOK_LOG=compile gives the difference ("a size is used
+// as a constant: node 0 (mul scalar=8) ..."). So a function called with
+// eight batch sizes traces twice and compiles once. One verification per
+// dim cannot see a branch taken at some sizes only: such a function wants
+// {.static_shapes = true}, which traces every new signature.
 #pragma once
 
 #include <cstdint>
@@ -48,8 +66,8 @@
 namespace wok {
 
 struct CompileOptions {
-  // Specialise every capture to its input sizes (today's only behaviour,
-  // Note [Sizes of a capture]).
+  // Trace the function for every new set of input sizes, instead of
+  // deriving from a trace of other sizes (Note [Sizes of a capture]).
   bool static_shapes = false;
   // How errors and logs name the function; "function #N" when empty.
   std::string name;
@@ -60,6 +78,7 @@ struct CompileStats {
   int64_t traces = 0;   // calls that ran the function under a capture
   int64_t replays = 0;  // calls that replayed a prepared plan
   int64_t captures = 0; // prepared plans held now (one per input signature)
+  int64_t derived = 0;  // plans built for new sizes from a trace of others, without calling the function
 };
 
 namespace detail {

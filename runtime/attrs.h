@@ -43,6 +43,12 @@ class Attrs {
   size_t size() const { return values_.size(); }
   const AttrValue& at(size_t i) const { return values_[i]; }
   const AttrValue& at(std::string_view name) const;
+  // A copy with value i replaced (of the same type).
+  Attrs with_value(size_t i, AttrValue v) const {
+    Attrs a = *this;
+    a.values_[i] = std::move(v);
+    return a;
+  }
 
   bool get_bool(std::string_view name) const { return std::get<bool>(at(name)); }
   int64_t get_int(std::string_view name) const { return std::get<int64_t>(at(name)); }

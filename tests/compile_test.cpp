@@ -143,20 +143,54 @@ TEST_P(Compile, ReadingDataDuringTheCaptureIsAnError) {
   expect_refused([&](const Tensor& a) { return inner(a); }, "while wok::compile traces another function");
 }
 
-TEST_P(Compile, NewSizesTraceAgainButCompileNoKernel) {
-  std::atomic<int> calls{0};
-  auto f = wok::compile([&](const Tensor& x, const Tensor& g) {
-    ++calls;
-    Tensor h = wok::tanh(x * 0.5f) * g + 1.0f;
-    return wok::softmax(h, -1);
-  });
+// The kCapture events' reasons, and which were derivations.
+class CaptureLog {
+ public:
+  CaptureLog() {
+    sub_ = wok::observe::subscribe(wok::observe::bit(wok::observe::EventKind::kCapture), [this](const auto& e) {
+      std::lock_guard lock(mu_);
+      why_.push_back(e.detail);
+      derived_.push_back(e.hit);
+    });
+  }
+  ~CaptureLog() { wok::observe::unsubscribe(sub_); }
+  std::vector<std::string> why() {
+    std::lock_guard lock(mu_);
+    return why_;
+  }
+  std::vector<bool> derived() {
+    std::lock_guard lock(mu_);
+    return derived_;
+  }
+
+ private:
+  std::mutex mu_;
+  std::vector<std::string> why_;
+  std::vector<bool> derived_;
+  uint64_t sub_ = 0;
+};
+
+bool contains(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
+
+// Calls softmax(tanh(x / 2) * g + 1) compiled with `options` at eight batch
+// sizes, twice each, checking every result against eager code; returns the
+// function's stats and the reasons of its captures.
+struct EightSizes {
+  int calls = 0;
+  wok::CompileStats stats;
   std::vector<std::string> why;
-  std::mutex mu;
-  uint64_t sub = wok::observe::subscribe(wok::observe::bit(wok::observe::EventKind::kCapture), [&](const auto& e) {
-    std::lock_guard lock(mu);
-    why.push_back(e.detail);
-  });
-  Tensor g = wok::from_vector(std::vector<float>{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16}, {16});
+  std::vector<bool> derived;
+};
+EightSizes call_at_eight_batch_sizes(wok::CompileOptions options) {
+  std::atomic<int> calls{0};
+  auto f = wok::compile(
+      [&](const Tensor& x, const Tensor& g) {
+        ++calls;
+        return wok::softmax(wok::tanh(x * 0.5f) * g + 1.0f, -1);
+      },
+      options);
+  CaptureLog log;
+  Tensor g = wok::rand({16}, 1);
   const wok::RuntimeStats before = wok::stats();
   for (int64_t batch : {2, 3, 5, 8, 13, 21, 34, 55}) {
     Tensor x = wok::rand({batch, 16}, static_cast<uint64_t>(batch));
@@ -164,22 +198,167 @@ TEST_P(Compile, NewSizesTraceAgainButCompileNoKernel) {
     EXPECT_TRUE(same(f(x, g), want)) << "batch " << batch;
     EXPECT_TRUE(same(f(x, g), want)) << "batch " << batch << ", replayed";
   }
-  wok::observe::unsubscribe(sub);
-  EXPECT_EQ(calls.load(), 8);
-  EXPECT_EQ(f.stats().replays, 8);
-  if (GetParam() == wok::Backend::kJit) {
+  if (wok::backend() == wok::Backend::kJit) {
     // Kernels are shape-generic: one fused kernel serves every size (the
     // first size compiles it, for the eager reference; every later plan,
-    // captured or eager, finds it in memory). With the disk cache on it may
-    // load instead of compiling.
+    // captured, derived or eager, finds it in memory). With the disk cache
+    // on it may load instead of compiling.
     const wok::RuntimeStats after = wok::stats();
     EXPECT_LE(after.kernels_compiled - before.kernels_compiled, 1);
     EXPECT_LE(after.cache_misses - before.cache_misses, 1);
   }
-  std::lock_guard lock(mu);
-  ASSERT_EQ(why.size(), 8u);
-  EXPECT_EQ(why[0], "first call");
-  EXPECT_EQ(why[1], "input 0 is float32[3, 16], captured as float32[2, 16]");
+  return {calls.load(), f.stats(), log.why(), log.derived()};
+}
+
+TEST_P(Compile, StaticShapesTraceEachSizeButCompileNoKernel) {
+  EightSizes r = call_at_eight_batch_sizes({.static_shapes = true});
+  EXPECT_EQ(r.calls, 8);
+  EXPECT_EQ(r.stats.replays, 8);
+  EXPECT_EQ(r.stats.derived, 0);
+  ASSERT_EQ(r.why.size(), 8u);
+  EXPECT_EQ(r.why[0], "first call");
+  EXPECT_EQ(r.why[1], "input 0 is float32[3, 16], captured as float32[2, 16]");
+}
+
+TEST_P(Compile, EightBatchSizesTraceTwiceAndCompileOnce) {
+  EightSizes r = call_at_eight_batch_sizes({});
+  // The first call traces; the second traces once more to verify that the
+  // batch dim can be derived; the other six derive their plans.
+  EXPECT_EQ(r.calls, 2);
+  EXPECT_EQ(r.stats.traces, 2);
+  EXPECT_EQ(r.stats.derived, 6);
+  EXPECT_EQ(r.stats.replays, 8);
+  EXPECT_EQ(r.stats.captures, 8);
+  ASSERT_EQ(r.why.size(), 8u);
+  EXPECT_EQ(r.why[0], "first call");
+  EXPECT_TRUE(contains(r.why[1], "verified: later sizes derive from the capture for (float32[2, 16], float32[16])"))
+      << r.why[1];
+  EXPECT_FALSE(r.derived[1]);
+  for (size_t k = 2; k < r.why.size(); ++k) {
+    EXPECT_TRUE(r.derived[k]) << r.why[k];
+    EXPECT_TRUE(contains(r.why[k], "derived from the capture for (float32[2, 16], float32[16])")) << r.why[k];
+  }
+}
+
+TEST_P(Compile, SizesInShapeAttributesFollowTheInputs) {
+  std::atomic<int> calls{0};
+  // x [b, s, 8] and mask [s, s]: reshapes and a creation op take sizes the
+  // function computes from x's shape.
+  auto layer = [&](const Tensor& x, const Tensor& mask) {
+    ++calls;
+    const int64_t b = x.shape()[0], s = x.shape()[1];
+    Tensor flat = wok::relu(wok::reshape(x, {b * s, 8})) + 1.0f;
+    Tensor h = wok::reshape(flat, {b, s, 8});
+    Tensor scores = wok::matmul(h, wok::transpose(h, 1, 2)) * 0.125f + mask;
+    return wok::softmax(scores, -1) + wok::ones({b, s, s});
+  };
+  auto f = wok::compile(layer);
+  CaptureLog log;
+  struct Size {
+    int64_t b, s;
+  };
+  for (Size size : {Size{2, 4}, Size{3, 4}, Size{3, 6}, Size{5, 7}, Size{2, 9}, Size{4, 4}, Size{6, 5}}) {
+    Tensor x = wok::randn({size.b, size.s, 8}, static_cast<uint64_t>(size.b * 100 + size.s));
+    Tensor mask = wok::randn({size.s, size.s}, static_cast<uint64_t>(size.s));
+    const int before = calls.load();
+    Tensor want = layer(x, mask);
+    calls = before;
+    EXPECT_TRUE(same(f(x, mask), want)) << "b " << size.b << ", s " << size.s;
+  }
+  // Traces: the first, one verifying b, one verifying s.
+  EXPECT_EQ(f.stats().traces, 3) << [&] {
+    std::string all;
+    for (const std::string& w : log.why()) all += w + "\n";
+    return all;
+  }();
+  EXPECT_EQ(f.stats().derived, 4);
+}
+
+TEST_P(Compile, ASizeBakedIntoAScalarIsSpecialised) {
+  std::atomic<int> calls{0};
+  auto f = wok::compile([&](const Tensor& x) {
+    ++calls;
+    return x * static_cast<float>(x.shape()[0]) + 1.0f;
+  });
+  CaptureLog log;
+  for (int64_t batch : {2, 3, 4, 5}) {
+    Tensor x = wok::rand({batch, 8}, static_cast<uint64_t>(batch));
+    EXPECT_TRUE(same(f(x), x * static_cast<float>(batch) + 1.0f)) << "batch " << batch;
+  }
+  EXPECT_EQ(calls.load(), 4);
+  EXPECT_EQ(f.stats().derived, 0);
+  std::vector<std::string> why = log.why();
+  ASSERT_EQ(why.size(), 4u);
+  EXPECT_TRUE(contains(why[1], "specialised: a size is used as a constant: node 0")) << why[1];
+  EXPECT_TRUE(contains(why[2], "input 0 dim 0 is specialised (a size is used as a constant")) << why[2];
+}
+
+TEST_P(Compile, ABroadcastDimOfOneIsAFamilyOfItsOwn) {
+  std::atomic<int> calls{0};
+  auto f = wok::compile([&](const Tensor& x, const Tensor& y) {
+    ++calls;
+    return x * y + 1.0f;
+  });
+  CaptureLog log;
+  auto check = [&](int64_t rows_x, int64_t rows_y) {
+    Tensor x = wok::rand({rows_x, 8}, static_cast<uint64_t>(rows_x));
+    Tensor y = wok::rand({rows_y, 8}, static_cast<uint64_t>(rows_y + 50));
+    EXPECT_TRUE(same(f(x, y), x * y + 1.0f)) << rows_x << " and " << rows_y << " rows";
+  };
+  check(4, 4);
+  check(4, 1);  // y broadcasts now: traced
+  check(6, 1);  // verifies x's rows in the broadcast family
+  check(7, 1);  // derived
+  check(5, 5);  // verifies the rows of the first family
+  check(9, 9);  // derived
+  EXPECT_EQ(calls.load(), 4);
+  EXPECT_EQ(f.stats().derived, 2);
+  std::vector<std::string> why = log.why();
+  ASSERT_EQ(why.size(), 6u);
+  EXPECT_EQ(why[1], "input 1 is float32[1, 8], captured as float32[4, 8]");
+  EXPECT_TRUE(contains(why[3], "derived from the capture for (float32[4, 8], float32[1, 8])")) << why[3];
+}
+
+TEST_P(Compile, SizesTheGraphRejectsRaiseTheFunctionsOwnError) {
+  auto f = wok::compile([](const Tensor& x, const Tensor& y) { return x + y; });
+  f(wok::rand({4, 8}, 1), wok::rand({4, 8}, 2));
+  EXPECT_THROW(f(wok::rand({5, 8}, 1), wok::rand({6, 8}, 2)), wok::ShapeError);
+  f(wok::rand({5, 8}, 1), wok::rand({5, 8}, 2));  // verified
+  try {
+    f(wok::rand({7, 8}, 1), wok::rand({6, 8}, 2));
+    ADD_FAILURE() << "no error";
+  } catch (const wok::ShapeError& e) {
+    EXPECT_TRUE(contains(e.what(), "[7, 8]")) << e.what();
+  }
+  EXPECT_EQ(f.stats().derived, 0);
+}
+
+TEST_P(Compile, DerivedPlansEqualEagerAtRandomSizes) {
+  Tensor w = wok::randn({12, 12}, 7);
+  Tensor gamma = wok::rand({12}, 8);
+  auto block = [&](const Tensor& x, const Tensor& bias) {
+    Tensor h = wok::layer_norm(x, gamma);
+    Tensor y = wok::matmul(h, w) + bias;
+    Tensor pooled = wok::mean(y, {1}, /*keepdims=*/true);
+    Tensor mixed = wok::concat({wok::exp(y - pooled), wok::sigmoid(y)}, 2);
+    return std::vector<Tensor>{wok::sum(mixed * mixed, {2}), wok::permute(mixed, {1, 0, 2})};
+  };
+  auto f = wok::compile([&](const std::vector<Tensor>& in) { return block(in[0], in[1]); });
+  uint64_t state = 12345;
+  auto next = [&](int64_t lo, int64_t hi) {
+    state = state * 6364136223846793005ull + 1442695040888963407ull;
+    return lo + static_cast<int64_t>((state >> 33) % static_cast<uint64_t>(hi - lo + 1));
+  };
+  for (int k = 0; k < 24; ++k) {
+    const int64_t b = next(2, 9), s = next(2, 40);
+    Tensor x = wok::randn({b, s, 12}, static_cast<uint64_t>(k));
+    Tensor bias = wok::randn({12}, static_cast<uint64_t>(k + 1000));
+    std::vector<Tensor> want = block(x, bias);
+    std::vector<Tensor> got = f(std::vector<Tensor>{x, bias});
+    for (size_t j = 0; j < want.size(); ++j) ASSERT_TRUE(same(got[j], want[j])) << "b " << b << ", s " << s << ", output " << j;
+  }
+  EXPECT_LE(f.stats().traces, 3);
+  EXPECT_GE(f.stats().derived, 20);
 }
 
 TEST_P(Compile, ReplayEqualsAFreshTraceOnRandomPrograms) {

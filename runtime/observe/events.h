@@ -44,7 +44,7 @@ enum class EventKind : uint8_t {
   kShadow,          // shadow mode compared a fused kernel with precompiled ones
   kAsyncCompile,    // a plan compiles in the background / is ready
   kCacheLog,        // a persistent kernel cache message (cache/)
-  kCapture,         // wok::compile traced a function (name, nodes, why: first call or new sizes)
+  kCapture,         // wok::compile traced a function, or derived it for new sizes (hit) (name, nodes, why)
   kNumKinds
 };
 inline constexpr int kNumEventKinds = static_cast<int>(EventKind::kNumKinds);
@@ -70,7 +70,7 @@ struct Event {
   int64_t bytes = 0;        // bytes moved (kLaunch*), allocated (kAlloc/kFree), code (kCompileEnd)
   int64_t live_bytes = 0;   // kAlloc/kFree: bytes in live buffers afterwards
   int reason = -1;          // kEval*: EvalReason
-  bool hit = false;         // kPlanCache, kKernelCache
+  bool hit = false;         // kPlanCache, kKernelCache; kCapture: derived, not traced
   double max_abs = 0, max_ulp = 0;  // kShadow
   bool warn = false;        // kShadow beyond the documented bound
   std::string repro;        // kShadow: the fragment, serialized (cache/fragment_serialization.h)

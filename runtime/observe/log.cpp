@@ -89,7 +89,7 @@ std::string format_log_line(const Event& e) {
     }
     case EventKind::kAsyncCompile: return s + "async-compile: " + e.name + " " + e.detail;
     case EventKind::kCapture:
-      return s + "compile: traced " + e.name + ", " + std::to_string(e.count) + " nodes, " + ms(e.dur_ns) + " (" +
+      return s + "compile: " + (e.hit ? "derived " : "traced ") + e.name + ", " + std::to_string(e.count) + " nodes, " + ms(e.dur_ns) + " (" +
              e.detail + ")";
     case EventKind::kNumKinds: break;
   }

@@ -134,7 +134,9 @@ std::string trace_json(const std::vector<Event>& events) {
         break;
       case EventKind::kAsyncCompile: instant("compile", "async " + e.detail, str_arg("program", e.name)); break;
       case EventKind::kCacheLog: instant("cache", "disk cache", str_arg("message", e.detail)); break;
-      case EventKind::kCapture: span("compile", "capture " + e.name, str_arg("why", e.detail)); break;
+      case EventKind::kCapture:
+        span("compile", (e.hit ? "derive " : "capture ") + e.name, str_arg("why", e.detail));
+        break;
       default: break;
     }
   }
