@@ -4,6 +4,7 @@
 #include <atomic>
 #include <cstring>
 #include <mutex>
+#include <optional>
 #include <shared_mutex>
 #include <tuple>
 #include <unordered_map>
@@ -313,6 +314,47 @@ std::string difference(const Capture& traced, const Capture& derived) {
   return {};
 }
 
+// A binding of one attribute entry that gives `was` at `before` and `want`
+// at `after`: `base` (the entry's binding so far, or none) times the product
+// of some of the classes of dims that changed. The one fit, or the one with
+// factor 1 among several (two dims that changed by one ratio fit alike; an
+// entry that is a size itself is the likelier reading); none when no
+// product fits or the fit is ambiguous.
+struct Fit {
+  SizeBinding binding;
+  std::vector<size_t> classes;  // which classes it reads
+};
+std::optional<Fit> fit_binding(const SizeBinding& base, int64_t was, int64_t want,
+                               const std::vector<std::vector<DimRef>>& classes, const InputSignature& before,
+                               const InputSignature& after) {
+  std::vector<Fit> fits;
+  const size_t nc = std::min<size_t>(classes.size(), 6);
+  for (uint32_t mask = 1; mask < (1u << nc); ++mask) {
+    Fit fit{base, {}};
+    bool overlaps = false;
+    for (size_t c = 0; c < nc; ++c) {
+      if (!(mask & (1u << c))) continue;
+      for (DimRef member : classes[c])
+        overlaps |= std::find(base.dims.begin(), base.dims.end(), member) != base.dims.end();
+      fit.binding.dims.push_back(classes[c][0]);
+      fit.classes.push_back(c);
+    }
+    if (overlaps) continue;
+    fit.binding.factor = 1;
+    const int64_t then = fit.binding.at(before);
+    if (then == 0 || was % then != 0) continue;
+    fit.binding.factor = was / then;
+    if (fit.binding.at(after) == want) fits.push_back(std::move(fit));
+  }
+  if (fits.size() > 1) {
+    auto plain = [](const Fit& f) { return f.binding.factor == 1; };
+    if (std::count_if(fits.begin(), fits.end(), plain) != 1) return std::nullopt;
+    return *std::find_if(fits.begin(), fits.end(), plain);
+  }
+  if (fits.empty()) return std::nullopt;
+  return std::move(fits[0]);
+}
+
 // What a family knows of each input dim (Note [Sizes of a capture]).
 enum class DimState : uint8_t { kUnverified, kSymbolic, kStatic };
 struct Dim {
@@ -374,18 +416,21 @@ struct Family {
         for (size_t k = 0; k < a.nodes[n].attrs->size(); ++k) {
           const AttrValue& got = a.nodes[n].attrs->at(k);
           const AttrValue& had = o.nodes[n].attrs->at(k);
+          // The integer entries, when both hold integers alike: -1 for an
+          // int attribute, else each index of an ints one.
+          std::vector<int> entries;
           const auto* got_ints = std::get_if<std::vector<int64_t>>(&got);
           const auto* had_ints = std::get_if<std::vector<int64_t>>(&had);
-          const int elements = got_ints && had_ints && got_ints->size() == had_ints->size()
-                                   ? static_cast<int>(got_ints->size())
-                                   : (std::holds_alternative<int64_t>(got) && std::holds_alternative<int64_t>(had) ? 0 : -1);
+          if (std::holds_alternative<int64_t>(got) && std::holds_alternative<int64_t>(had)) entries = {-1};
+          else if (got_ints && had_ints && got_ints->size() == had_ints->size())
+            for (size_t e = 0; e < got_ints->size(); ++e) entries.push_back(static_cast<int>(e));
           const std::string constant = "a size is used as a constant: " + node_str(a, n) + " has " +
                                        o.nodes[n].attrs->str() + " at the captured sizes";
-          if (elements < 0) {
+          if (entries.empty()) {
             if (!(got == had)) return constant;
             continue;
           }
-          for (int e = (elements == 0 ? -1 : 0); e < std::max(elements, 0); ++e) {
+          for (int e : entries) {
             int64_t want = 0, was = 0;
             int_entry(got, e, want);
             int_entry(had, e, was);
@@ -394,41 +439,13 @@ struct Family {
             });
             const int64_t derived = existing != bound.end() ? existing->at(sig) : was;
             if (derived == want) continue;
-            // Fit want = factor * the product of the binding's dims and some
-            // classes of changed dims.
-            std::vector<DimRef> base = existing != bound.end() ? existing->dims : std::vector<DimRef>{};
-            std::vector<std::pair<SizeBinding, std::vector<size_t>>> fits;
-            const size_t nc = std::min<size_t>(classes.size(), 6);
-            for (uint32_t mask = 1; mask < (1u << nc); ++mask) {
-              SizeBinding b;
-              b.node = n, b.attr = k, b.element = e, b.dims = base;
-              std::vector<size_t> picked;
-              bool overlaps = false;
-              for (size_t c = 0; c < nc; ++c) {
-                if (!(mask & (1u << c))) continue;
-                for (DimRef member : classes[c]) overlaps |= std::find(base.begin(), base.end(), member) != base.end();
-                b.dims.push_back(classes[c][0]);
-                picked.push_back(c);
-              }
-              if (overlaps) continue;
-              int64_t then = 1;
-              for (DimRef d : b.dims) then *= size_at(before, d);
-              if (then == 0 || was % then != 0) continue;
-              b.factor = was / then;
-              if (b.at(sig) == want) fits.emplace_back(std::move(b), std::move(picked));
-            }
-            // Two dims that changed by one ratio fit alike; an entry that is
-            // a size itself (factor 1) is the likelier reading.
-            if (fits.size() > 1) {
-              auto plain = [](const auto& f) { return f.first.factor == 1; };
-              if (std::count_if(fits.begin(), fits.end(), plain) == 1)
-                fits.erase(std::remove_if(fits.begin(), fits.end(), [&](const auto& f) { return !plain(f); }),
-                           fits.end());
-            }
-            if (fits.size() != 1) return constant + (fits.empty() ? "" : " (it fits several sizes)");
-            if (existing != bound.end()) *existing = std::move(fits[0].first);
-            else bound.push_back(std::move(fits[0].first));
-            used_classes.insert(used_classes.end(), fits[0].second.begin(), fits[0].second.end());
+            std::optional<Fit> fit =
+                fit_binding({n, k, e, 1, existing != bound.end() ? existing->dims : std::vector<DimRef>{}}, was, want,
+                            classes, before, sig);
+            if (!fit) return constant;
+            if (existing != bound.end()) *existing = std::move(fit->binding);
+            else bound.push_back(std::move(fit->binding));
+            used_classes.insert(used_classes.end(), fit->classes.begin(), fit->classes.end());
           }
         }
       }
