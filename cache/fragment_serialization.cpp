@@ -306,7 +306,7 @@ std::string serialize_fragment(const Fragment& f) {
     s.append(w);
   };
   auto number = [&](size_t n) { word(std::to_string(n)); };
-  auto ids = [&](const std::vector<int>& v) {
+  auto ids = [&](std::span<const int> v) {
     number(v.size());
     for (int id : v) word(std::to_string(id));
   };
@@ -369,8 +369,8 @@ absl::StatusOr<std::unique_ptr<OwnedFragment>> deserialize_fragment(std::string_
     if (!ins.ok()) return ins.status();
     absl::StatusOr<std::vector<int>> outs = parse_ids(r, kMaxList, *nv);
     if (!outs.ok()) return outs.status();
-    node.inputs = std::move(*ins);
-    node.outputs = std::move(*outs);
+    node.inputs.assign(ins->begin(), ins->end());
+    node.outputs.assign(outs->begin(), outs->end());
     const std::vector<AttrSpec>& specs = op->def().attrs;
     absl::StatusOr<int64_t> na = r.integer(0, kMaxList);
     if (!na.ok()) return na.status();

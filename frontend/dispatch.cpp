@@ -128,12 +128,12 @@ std::shared_ptr<Node> record_node(const RegisteredOp& op, std::span<const Tensor
     throw ArgumentError("wok::" + op.name() + ": an attribute has the wrong type (" + attrs.str() + ")");
   }
 
-  std::vector<TensorImplPtr> in_impls;
+  NodeInputs in_impls;
   in_impls.reserve(inputs.size());
   for (const Tensor& t : inputs) in_impls.push_back(t.impl());
   cost = pending_cost_of(in_impls);
 
-  std::vector<TensorMeta> metas;
+  NodeOutputMetas metas;
   metas.reserve(out_shapes.size());
   for (size_t i = 0; i < out_shapes.size(); ++i) metas.push_back({std::move(out_shapes[i]), out_dtypes[i], device});
   auto node = std::allocate_shared<Node>(PoolAllocator<Node>(), &op, std::move(attrs), std::move(in_impls),
@@ -239,14 +239,14 @@ Tensor record_constant(const RegisteredOp& full, Scalar value) {
   if (slot.value == value && slot.capture == capture_id)
     if (TensorImplPtr shared = slot.tensor.lock(); shared && !shared->ready()) return Tensor(std::move(shared));
   install_backends_once();
-  std::vector<TensorMeta> metas(1);
+  NodeOutputMetas metas(1);
   metas[0].dtype = value.dtype();
   std::vector<AttrValue> values;
   values.reserve(2);
   values.emplace_back(value);
   values.emplace_back(Shape{});
   auto node = std::allocate_shared<Node>(PoolAllocator<Node>(), &full, Attrs(&full.def().attrs, std::move(values)),
-                                        std::vector<TensorImplPtr>{}, std::move(metas));
+                                        NodeInputs{}, std::move(metas));
   note_recorded(*node);
   TensorImplPtr impl = make_output(node, 0, pending_cost_of({}));
   slot.value = value;

@@ -23,7 +23,8 @@ Tensor scalar_operand(Scalar s, DType other, Device device) {
   DType t = weak_result(s, other);
   static const RegisteredOp& full = WOK_BUILTIN_OP("full");
   Tensor c = detail::record_constant(full, s.cast(t));
-  return device.is_cpu() ? c : c.to(device);
+  if (!device.is_cpu()) return c.to(device);
+  return c;  // not through ?:, which would copy the handle
 }
 
 Tensor cast_to(const Tensor& x, DType t) { return x.dtype() == t ? x : cast(x, t); }
@@ -34,6 +35,20 @@ Tensor binary(const RegisteredOp& op, const Tensor& a, const Tensor& b) {
   if (!a.defined() || !b.defined()) return record1(op, {a, b});  // reports the undefined input
   DType t = promote_types(a.dtype(), b.dtype());
   return record1(op, {cast_to(a, t), cast_to(b, t)});
+}
+
+// `x op number` (or `number op x` with `number_first`): the number is a
+// constant of the weak result dtype, and x is cast to it first. The same as
+// binary() on the cast operands, with the handles moved rather than copied
+// (this is the hot path of a traced loop such as `x = x * a + b`).
+Tensor binary_with_number(const RegisteredOp& op, const Tensor& x, Scalar number, bool number_first) {
+  if (!x.defined()) return binary(op, x, x);  // reports the undefined input
+  Tensor c = scalar_operand(number, x.dtype(), x.device());
+  if (x.dtype() != c.dtype()) {
+    Tensor xc = cast(x, c.dtype());
+    return number_first ? record1(op, {std::move(c), std::move(xc)}) : record1(op, {std::move(xc), std::move(c)});
+  }
+  return number_first ? record1(op, {std::move(c), x}) : record1(op, {x, std::move(c)});
 }
 
 // Canonical axes for reductions: sorted, non-negative, all when empty.
@@ -94,15 +109,11 @@ Tensor cast(const Tensor& x, DType dtype) {
   }                                                                                   \
   Tensor name(const Tensor& a, Scalar b) {                                            \
     WOK_CALLER_SCOPE();                                                               \
-    if (!a.defined()) return binary(WOK_BUILTIN_OP(#name), a, a);                     \
-    Tensor c = scalar_operand(b, a.dtype(), a.device());                              \
-    return name(cast_to(a, c.dtype()), c);                                            \
+    return binary_with_number(WOK_BUILTIN_OP(#name), a, b, /*number_first=*/false);   \
   }                                                                                   \
   Tensor name(Scalar a, const Tensor& b) {                                            \
     WOK_CALLER_SCOPE();                                                               \
-    if (!b.defined()) return binary(WOK_BUILTIN_OP(#name), b, b);                     \
-    Tensor c = scalar_operand(a, b.dtype(), b.device());                              \
-    return name(c, cast_to(b, c.dtype()));                                            \
+    return binary_with_number(WOK_BUILTIN_OP(#name), b, a, /*number_first=*/true);    \
   }
 WOK_DEFINE_BINARY(add)
 WOK_DEFINE_BINARY(sub)

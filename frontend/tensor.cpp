@@ -13,11 +13,7 @@
 
 namespace wok {
 
-namespace {
-const TensorMeta& undefined_error() { throw Error("operation on an undefined wok::Tensor"); }
-}  // namespace
-
-const TensorMeta& Tensor::meta() const { return impl_ ? impl_->meta() : undefined_error(); }
+const TensorMeta& Tensor::undefined_error() { throw Error("operation on an undefined wok::Tensor"); }
 
 int64_t Tensor::size(int64_t axis) const {
   std::optional<int> a = normalize_axis(axis, ndim());
@@ -102,7 +98,7 @@ Tensor Tensor::to(Device d) const {
     if (node && node->inputs.empty() && node->op->def().kind == OpKind::kCreation && node->output_meta.size() == 1) {
       TensorMeta m = meta();
       m.device = d;
-      auto moved = std::make_shared<Node>(node->op, node->attrs, std::vector<TensorImplPtr>{}, std::vector<TensorMeta>{m});
+      auto moved = std::make_shared<Node>(node->op, node->attrs, NodeInputs{}, NodeOutputMetas{m});
       moved->capture = node->capture;
       auto impl = std::make_shared<TensorImpl>(m, moved, 0, pending_cost_of({}));
       moved->outputs[0] = impl;

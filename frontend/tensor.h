@@ -60,7 +60,8 @@ class Tensor {
   const TensorImplPtr& impl() const { return impl_; }
 
  private:
-  const TensorMeta& meta() const;
+  const TensorMeta& meta() const { return impl_ ? impl_->meta() : undefined_error(); }
+  [[noreturn]] static const TensorMeta& undefined_error();
   // Evaluates if needed and returns the host bytes (CPU tensors only).
   const void* host_data() const;
   // The same for any device: a tensor on a GPU is copied to a host buffer,

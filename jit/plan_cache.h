@@ -24,6 +24,10 @@ class PlanCache {
  private:
   struct Impl;
   PlanCache();
+  // Note [Signatures hashed while recording] in runtime/fragment.h.
+  std::shared_ptr<const Plan> find_recorded(const Fragment& f, CpuIsa isa);
+  void remember_recorded(const Fragment& f, CpuIsa isa, const Key128& signature_key,
+                         std::shared_ptr<const Plan> plan);
   Impl* impl_;
 };
 

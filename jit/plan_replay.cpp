@@ -190,8 +190,8 @@ void run_node_step(const PlanStep& st, const Plan& plan, const Fragment& f, std:
   if (op.def().output_aliases_input) return;  // same bytes, planned as one buffer
   std::vector<TensorRef> refs;
   refs.reserve(node.inputs.size() + node.outputs.size());
-  for (const std::vector<int>* values : {&node.inputs, &node.outputs})
-    for (int v : *values) {
+  for (std::span<const int> values : {std::span<const int>(node.inputs), std::span<const int>(node.outputs)})
+    for (int v : values) {
       int c = plan.canonical[v];
       refs.push_back({placement_address(plan, c, inputs, outputs, arena), &f.values[c].shape, f.values[c].dtype});
     }

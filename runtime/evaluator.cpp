@@ -54,8 +54,11 @@ struct Collected {
   Node* blocked = nullptr;
 };
 
-Collected collect_pending(std::span<const TensorImplPtr> targets) {
-  Collected c;
+// `c.order` may come with capacity from an earlier evaluation (Note
+// [Reused evaluation buffers]); it is cleared here.
+void collect_pending(std::span<const TensorImplPtr> targets, Collected& c) {
+  c.order.clear();
+  c.blocked = nullptr;
   // A fresh mark per pass (under the graph mutex) tells visited nodes apart.
   static uint64_t last_mark = 0;
   const uint64_t mark = ++last_mark;
@@ -63,7 +66,8 @@ Collected collect_pending(std::span<const TensorImplPtr> targets) {
     std::shared_ptr<Node> node;
     size_t next_input;
   };
-  std::vector<Frame> stack;
+  thread_local std::vector<Frame> stack;  // empty between passes
+  stack.clear();
   auto visit = [&](const TensorImpl& t) -> bool {
     if (t.ready()) return true;
     Node* n = t.node().get();
@@ -77,31 +81,84 @@ Collected collect_pending(std::span<const TensorImplPtr> targets) {
     return true;
   };
   for (const TensorImplPtr& t : targets) {
-    if (!visit(*t)) return c;
+    if (!visit(*t)) break;
     while (!stack.empty()) {
       Frame& f = stack.back();
       if (f.next_input < f.node->inputs.size()) {
         const TensorImpl& in = *f.node->inputs[f.next_input++];
-        if (!visit(in)) return c;
+        if (!visit(in)) break;
       } else {
         c.order.push_back(std::move(f.node));
         stack.pop_back();
       }
     }
+    if (c.blocked) break;
   }
-  return c;
+  stack.clear();
+}
+
+// Note [Reused evaluation buffers]
+// A traced loop evaluates a graph of thousands of nodes per iteration, and
+// the fragment's vectors (values, nodes, the collected order) are each
+// hundreds of KiB: allocated afresh, they came from mmap or the top of the
+// heap and were given back at every evaluation. A synchronous evaluation
+// therefore takes its FragmentJob from a per-thread spare and returns it
+// emptied, capacity kept; FragmentNode's inline vectors keep theirs too. An
+// asynchronous job, or one a runner still holds, is never returned.
+struct EvaluationBuffers {
+  std::shared_ptr<FragmentJob> job;
+  Collected collected;
+  std::vector<TensorImplPtr> output_impls;
+};
+
+std::shared_ptr<FragmentJob> take_spare_job(EvaluationBuffers& b) {
+  if (b.job && b.job.use_count() == 1) return std::move(b.job);
+  return std::make_shared<FragmentJob>();
+}
+
+void return_spare_job(EvaluationBuffers& b, std::shared_ptr<FragmentJob> job) {
+  if (job.use_count() != 1) return;
+  Fragment& f = job->fragment;
+  f.values.clear();
+  f.nodes.clear();
+  f.inputs.clear();
+  f.outputs.clear();
+  f.recorded_key.reset();
+  job->nodes.clear();
+  job->leaves.clear();
+  b.job = std::move(job);
 }
 
 // The fragment of the nodes in `c.order` (Note [Which values a fragment
 // writes]): its outputs are the pending targets, then, with
 // `live_intermediates`, the intermediates referred to from outside it.
 // `output_impls` gets the tensor behind each output. Under the graph mutex.
+// With `live_intermediates` (an evaluation) it also sets the fragment's
+// recorded key (Note [Signatures hashed while recording] in
+// runtime/fragment.h): the nodes' content hashes, the wiring, the leaves'
+// metas and the outputs, in the order the fragment lists them.
 void build_fragment(Collected& c, std::span<const TensorImplPtr> targets, FragmentJob& job,
                     std::vector<TensorImplPtr>& output_impls, bool live_intermediates) {
   Fragment& fragment = job.fragment;
+  thread_local std::vector<uint64_t> key_words;  // scratch
+  key_words.clear();
+  auto word = [](uint64_t w) { key_words.push_back(w); };
+  auto meta_words = [&](const TensorMeta& m) {
+    word(static_cast<uint64_t>(m.dtype) | static_cast<uint64_t>(m.device.type) << 8 |
+         static_cast<uint64_t>(static_cast<uint32_t>(m.device.index)) << 16);
+    word(m.shape.size());
+    for (int64_t d : m.shape) word(static_cast<uint64_t>(d));
+  };
+  auto set_key = [&] {
+    word(fragment.values.size());
+    for (int v : fragment.outputs) word(static_cast<uint64_t>(v));
+    fragment.recorded_key.set(
+        hash128({reinterpret_cast<const char*>(key_words.data()), key_words.size() * sizeof(uint64_t)}));
+  };
   {
     std::unordered_map<const TensorImpl*, int> leaf_value;
-    std::vector<int> internal_refs;
+    thread_local std::vector<int> internal_refs;  // scratch (Note [Reused evaluation buffers])
+    internal_refs.clear();
     size_t n_values = 0;
     for (const auto& node : c.order) n_values += node->output_meta.size();
     fragment.values.reserve(n_values + 8);
@@ -120,6 +177,8 @@ void build_fragment(Collected& c, std::span<const TensorImplPtr> targets, Fragme
       FragmentNode fn{node->op, &node->attrs, {}, {}, node->site, node->caller};
       fn.inputs.reserve(node->inputs.size());
       fn.outputs.reserve(node->outputs.size());
+      word(node->content_hash);
+      word(node->inputs.size());
       for (const TensorImplPtr& in : node->inputs) {
         int v;
         if (in->ready()) {
@@ -129,6 +188,8 @@ void build_fragment(Collected& c, std::span<const TensorImplPtr> targets, Fragme
             internal_refs.push_back(0);
             fragment.inputs.push_back(it->second);
             job.leaves.push_back(in);
+            word(~uint64_t{0});  // a new leaf, then its meta
+            meta_words(in->meta());
           }
           v = it->second;
         } else {
@@ -136,13 +197,16 @@ void build_fragment(Collected& c, std::span<const TensorImplPtr> targets, Fragme
           ++internal_refs[v];
         }
         fn.inputs.push_back(v);
+        word(static_cast<uint64_t>(v));
       }
       int base = first_value(node.get());
       for (size_t k = 0; k < node->outputs.size(); ++k) fn.outputs.push_back(base + static_cast<int>(k));
+      word(static_cast<uint64_t>(base));
       fragment.nodes.push_back(std::move(fn));
     }
     // Outputs: targets first, in the caller's order, then live intermediates.
-    std::vector<char> is_output(fragment.values.size(), 0);
+    thread_local std::vector<char> is_output;
+    is_output.assign(fragment.values.size(), 0);
     auto add_output = [&](const TensorImplPtr& t, int v) {
       if (!is_output[v]) {
         is_output[v] = 1;
@@ -167,6 +231,7 @@ void build_fragment(Collected& c, std::span<const TensorImplPtr> targets, Fragme
         if (o.use_count() - 1 - internal_refs[v] > 0) add_output(o, v);
       }
     }
+    set_key();
   }
 }
 
@@ -223,10 +288,23 @@ void evaluate(std::span<const TensorImplPtr> targets, EvalReason reason, bool as
       if (!t->ready())
         refuse_during_capture("evaluating a pending " + std::string(dtype_name(t->meta().dtype)) +
                               shape_str(t->meta().shape) + " tensor (" + std::string(eval_reason_name(reason)) + ")");
+  // Reentrant use (a runner that evaluates) finds the buffers taken and
+  // allocates its own.
+  thread_local EvaluationBuffers t_buffers;
+  thread_local bool t_buffers_taken = false;
+  EvaluationBuffers local;
+  EvaluationBuffers& buffers = t_buffers_taken ? local : t_buffers;
+  struct Taken {
+    bool& flag;
+    bool was;
+    ~Taken() { flag = was; }
+  } taken{t_buffers_taken, t_buffers_taken};
+  t_buffers_taken = true;
+
   std::unique_lock lock(g_graph_mu);
-  Collected c;
+  Collected& c = buffers.collected;
   for (;;) {
-    c = collect_pending(targets);
+    collect_pending(targets, c);
     if (!c.blocked) break;
     c.order.clear();
     g_graph_cv.wait(lock);
@@ -238,12 +316,13 @@ void evaluate(std::span<const TensorImplPtr> targets, EvalReason reason, bool as
     return;
   }
 
-  auto job = std::make_shared<FragmentJob>();
+  std::shared_ptr<FragmentJob> job = take_spare_job(buffers);
   Fragment& fragment = job->fragment;
-  std::vector<TensorImplPtr> output_impls;
+  std::vector<TensorImplPtr>& output_impls = buffers.output_impls;
+  output_impls.clear();
   for (const auto& node : c.order) node->claimed = true;
   build_fragment(c, targets, *job, output_impls, /*live_intermediates=*/true);
-  job->nodes = std::move(c.order);  // keeps the attributes the fragment points to alive
+  job->nodes.swap(c.order);  // keeps the attributes the fragment points to alive
   lock.unlock();
 
   auto release_claims = [&] {
@@ -265,6 +344,7 @@ void evaluate(std::span<const TensorImplPtr> targets, EvalReason reason, bool as
     });
   } catch (...) {
     lock.lock();
+    output_impls.clear();
     release_claims();
     g_graph_cv.notify_all();
     throw;
@@ -285,6 +365,10 @@ void evaluate(std::span<const TensorImplPtr> targets, EvalReason reason, bool as
   lock.unlock();
   // Note [Live tensors by call site]: the growth check, while tracking.
   if (observe::tracking_live_tensors()) observe::note_evaluation(fragment);
+  if (!pending) {
+    results.clear();
+    return_spare_job(buffers, std::move(job));
+  }
 }
 
 std::shared_ptr<FragmentJob> capture_fragment(std::span<const TensorImplPtr> targets, uint64_t capture) {
@@ -313,7 +397,8 @@ std::shared_ptr<FragmentJob> capture_fragment(std::span<const TensorImplPtr> tar
     evaluate(outer, EvalReason::kEvalCall);
   }
   std::lock_guard lock(g_graph_mu);
-  Collected c = collect_pending(targets);
+  Collected c;
+  collect_pending(targets, c);
   if (c.blocked) throw Error("wok::compile: a node of the capture is being evaluated elsewhere (internal error)");
   auto job = std::make_shared<FragmentJob>();
   std::vector<TensorImplPtr> output_impls;

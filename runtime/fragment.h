@@ -10,6 +10,7 @@
 
 #include "wok/runtime/attrs.h"
 #include "wok/runtime/graph.h"
+#include "wok/runtime/signature.h"
 #include "wok/runtime/storage.h"
 #include "wok/runtime/stream.h"
 
@@ -20,10 +21,45 @@ class RegisteredOp;
 struct FragmentNode {
   const RegisteredOp* op;
   const Attrs* attrs;          // owned by the graph node, alive during evaluation
-  std::vector<int> inputs;     // value ids
-  std::vector<int> outputs;    // value ids
+  absl::InlinedVector<int, 4> inputs;   // value ids
+  absl::InlinedVector<int, 2> outputs;  // value ids
   std::source_location site{};  // the user's call that recorded it; empty when unknown
   const void* caller = nullptr; // or the return address into it (runtime/observe/symbolize.h)
+};
+
+// Note [Signatures hashed while recording]
+// Looking a traced fragment's plan up used to serialise the whole fragment
+// (every value's meta, every node's op name, attributes and wiring) into a
+// signature string and hash it: for a traced loop of 2,000 ops, about 100
+// KB per evaluation. Now each graph node hashes its own content (op,
+// attributes, output metas) once, when it is recorded (Node::content_hash),
+// and the evaluator folds those hashes with the wiring into the fragment's
+// key while it builds the fragment, a few words per node. The plan cache
+// (jit/plan_cache.cpp) finds the plan by that key, then checks the
+// fragment against the one the plan was built for by a plain comparison
+// of the two (same_signature in runtime/fragment_signature.h), so a hash
+// collision can cost a lookup but never run the wrong plan. The signature
+// string is built only on a miss. The key is the evaluator's: a copy of a
+// fragment has none, because a copy may be edited (a derived capture's
+// fragment is a copy with new sizes) and would otherwise keep a stale key.
+class RecordedKey {
+ public:
+  RecordedKey() = default;
+  RecordedKey(const RecordedKey&) {}
+  RecordedKey& operator=(const RecordedKey&) {
+    reset();
+    return *this;
+  }
+  void set(Key128 key) {
+    key_ = key;
+    set_ = true;
+  }
+  void reset() { set_ = false; }
+  const Key128* get() const { return set_ ? &key_ : nullptr; }
+
+ private:
+  Key128 key_;
+  bool set_ = false;
 };
 
 struct Fragment {
@@ -31,6 +67,7 @@ struct Fragment {
   std::vector<FragmentNode> nodes;  // topological order
   std::vector<int> inputs;          // values that are ready tensors, bound at run time
   std::vector<int> outputs;         // values the caller needs materialized
+  RecordedKey recorded_key;         // set by the evaluator only (Note [Signatures hashed while recording])
 
   std::string str() const;          // readable listing, for dumps and errors
 };

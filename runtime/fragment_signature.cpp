@@ -45,6 +45,39 @@ std::string fragment_signature(const Fragment& f) {
   return s;
 }
 
+namespace {
+bool same_attrs_signature(const Attrs& a, const Attrs& b) {
+  if (a.size() != b.size()) return false;
+  if (a.size() == 0) return true;
+  thread_local std::string sa, sb;  // the bytes fragment_signature would append
+  sa.clear();
+  sb.clear();
+  a.append_signature(sa);
+  b.append_signature(sb);
+  return sa == sb;
+}
+}  // namespace
+
+bool same_signature(const Fragment& a, const Fragment& b) {
+  if (a.values.size() != b.values.size() || a.nodes.size() != b.nodes.size() || a.inputs != b.inputs ||
+      a.outputs != b.outputs)
+    return false;
+  for (size_t i = 0; i < a.values.size(); ++i) {
+    const TensorMeta& x = a.values[i];
+    const TensorMeta& y = b.values[i];
+    if (x.dtype != y.dtype || x.device != y.device || x.shape != y.shape) return false;
+  }
+  for (size_t i = 0; i < a.nodes.size(); ++i) {
+    const FragmentNode& x = a.nodes[i];
+    const FragmentNode& y = b.nodes[i];
+    // The signature names ops; a name is registered once.
+    if (x.op != y.op && x.op->name() != y.op->name()) return false;
+    if (x.inputs != y.inputs || x.outputs != y.outputs) return false;
+    if (x.op->def().kind != OpKind::kCreation && !same_attrs_signature(*x.attrs, *y.attrs)) return false;
+  }
+  return true;
+}
+
 std::string program_name(const Fragment& f, uint64_t id) {
   std::string ops;
   int shown = 0;

@@ -12,6 +12,12 @@ namespace wok {
 // shapes; not the values of constants (Note [Constants are parameters]).
 std::string fragment_signature(const Fragment& f);
 
+// fragment_signature(a) == fragment_signature(b), by comparing the two
+// fragments rather than building the strings: how the plan cache confirms a
+// plan found by a recorded key (Note [Signatures hashed while recording] in
+// runtime/fragment.h).
+bool same_signature(const Fragment& a, const Fragment& b);
+
 // The value count, then the program's wiring as signature bytes: each node's
 // op and value ids (with its attributes when `with_attrs`; a constant's value
 // never), then the fragment's inputs and outputs. fragment_signature puts the

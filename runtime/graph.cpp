@@ -1,19 +1,37 @@
 #include "wok/runtime/graph.h"
 
 #include "wok/runtime/fragment.h"
+#include "wok/runtime/op_registry.h"
+#include "wok/runtime/signature.h"
 
 namespace wok {
 
 namespace {
 std::atomic<uint64_t> g_next_node_id{1};
 std::atomic<int64_t> g_live_nodes{0};
+
+void put_word(std::string& s, uint64_t x) { s.append(reinterpret_cast<const char*>(&x), sizeof x); }
+
+uint64_t content_hash_of(const RegisteredOp* op, const Attrs& attrs, const NodeOutputMetas& metas) {
+  thread_local std::string bytes;  // capacity reused
+  bytes.clear();
+  put_word(bytes, reinterpret_cast<uintptr_t>(op));
+  if (op && op->def().kind != OpKind::kCreation) attrs.append_signature(bytes);
+  for (const TensorMeta& m : metas) {
+    put_word(bytes, static_cast<uint64_t>(m.dtype) | static_cast<uint64_t>(m.device.type) << 8 |
+                        static_cast<uint64_t>(static_cast<uint32_t>(m.device.index)) << 16);
+    put_word(bytes, m.shape.size());
+    for (int64_t d : m.shape) put_word(bytes, static_cast<uint64_t>(d));
+  }
+  return hash64(bytes);
+}
 }  // namespace
 
-Node::Node(const RegisteredOp* op, Attrs attrs, std::vector<std::shared_ptr<TensorImpl>> inputs,
-           std::vector<TensorMeta> output_meta)
+Node::Node(const RegisteredOp* op, Attrs attrs, NodeInputs inputs, NodeOutputMetas output_meta)
     : op(op), attrs(std::move(attrs)), inputs(std::move(inputs)), output_meta(std::move(output_meta)),
       outputs(this->output_meta.size()),
-      id(g_next_node_id.fetch_add(1, std::memory_order_relaxed)) {
+      id(g_next_node_id.fetch_add(1, std::memory_order_relaxed)),
+      content_hash(content_hash_of(op, this->attrs, this->output_meta)) {
   g_live_nodes.fetch_add(1, std::memory_order_relaxed);
 }
 

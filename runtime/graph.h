@@ -37,21 +37,29 @@ struct TensorMeta {
   size_t nbytes() const { return static_cast<size_t>(numel()) * itemsize(dtype); }
 };
 
+// A node's inputs and outputs, inline for the usual few (Note [Shapes live
+// inline] in runtime/shape.h: the same holds for the vectors of a node).
+using NodeInputs = absl::InlinedVector<std::shared_ptr<TensorImpl>, 3>;
+using NodeOutputMetas = absl::InlinedVector<TensorMeta, 1>;
+
 class Node {
  public:
-  Node(const RegisteredOp* op, Attrs attrs, std::vector<std::shared_ptr<TensorImpl>> inputs,
-       std::vector<TensorMeta> output_meta);
+  Node(const RegisteredOp* op, Attrs attrs, NodeInputs inputs, NodeOutputMetas output_meta);
   ~Node();
 
   const RegisteredOp* op;
   Attrs attrs;
-  std::vector<std::shared_ptr<TensorImpl>> inputs;
-  std::vector<TensorMeta> output_meta;
-  std::vector<std::weak_ptr<TensorImpl>> outputs;  // same length as output_meta
+  NodeInputs inputs;
+  NodeOutputMetas output_meta;
+  absl::InlinedVector<std::weak_ptr<TensorImpl>, 1> outputs;  // same length as output_meta
   uint64_t id;  // creation order; ties in traversals break by it
   std::source_location site{};  // the user's call that recorded it (frontend/dispatch.h)
   const void* caller = nullptr; // or the return address into it (Note [Call sites])
   uint64_t capture = 0;         // the capture that recorded it (runtime/capture.h); 0: none
+  // Op, attributes (not a creation op's: its value is a launch parameter)
+  // and output metas, hashed when recorded (Note [Signatures hashed while
+  // recording] in runtime/fragment.h).
+  uint64_t content_hash = 0;
 
   // Set while an evaluation owns this node; guarded by the graph mutex.
   bool claimed = false;

@@ -22,6 +22,8 @@ Key128 hash128(std::string_view bytes) {
   return {h.high64, h.low64};
 }
 
+uint64_t hash64(std::string_view bytes) { return XXH3_64bits(bytes.data(), bytes.size()); }
+
 std::string_view wok_version() { return WOK_VERSION; }
 
 }  // namespace wok

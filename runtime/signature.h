@@ -20,6 +20,7 @@ struct Key128Hash {
 };
 
 Key128 hash128(std::string_view bytes);
+uint64_t hash64(std::string_view bytes);  // 64-bit XXH3
 
 // The version string baked into every signature: a new wok version never
 // reuses kernels compiled by an old one.

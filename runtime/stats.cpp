@@ -34,6 +34,7 @@ RuntimeStats stats() {
   s.cache_misses = c.cache_misses.load();
   s.plan_cache_hits = c.plan_cache_hits.load();
   s.plan_cache_misses = c.plan_cache_misses.load();
+  s.plan_cache_recorded_hits = c.plan_cache_recorded_hits.load();
   s.compile_ms = static_cast<double>(c.compile_ns.load()) / 1e6;
   s.disk_hits = c.disk_hits.load();
   s.disk_misses = c.disk_misses.load();
@@ -56,6 +57,7 @@ void reset_stats() {
   c.cache_misses = 0;
   c.plan_cache_hits = 0;
   c.plan_cache_misses = 0;
+  c.plan_cache_recorded_hits = 0;
   c.compile_ns = 0;
   c.disk_hits = 0;
   c.disk_misses = 0;
@@ -76,7 +78,8 @@ std::string RuntimeStats::str() const {
       << "kernel launches    " << kernel_launches << "\n"
       << "kernels compiled   " << kernels_compiled << "\n"
       << "kernel cache       " << cache_hits << " hits, " << cache_misses << " misses\n"
-      << "plan cache         " << plan_cache_hits << " hits, " << plan_cache_misses << " misses\n"
+      << "plan cache         " << plan_cache_hits << " hits (" << plan_cache_recorded_hits
+      << " by recorded key), " << plan_cache_misses << " misses\n"
       << "compile time       " << compile_ms << " ms\n"
       << "disk cache         " << disk_hits << " hits, " << disk_misses << " misses, " << disk_writes << " writes, "
       << disk_lock_waits << " lock waits, " << disk_evictions << " evictions\n"

@@ -22,6 +22,10 @@ struct RuntimeStats {
   int64_t cache_misses = 0;       // ... that did not: loaded from disk or compiled
   int64_t plan_cache_hits = 0;    // traced fragments that reused a compiled plan
   int64_t plan_cache_misses = 0;
+  // Of the hits, those found by the key hashed while recording, without
+  // building the fragment's signature (Note [Signatures hashed while
+  // recording] in runtime/fragment.h).
+  int64_t plan_cache_recorded_hits = 0;
   double compile_ms = 0;          // total time spent compiling kernels
   // The persistent kernel cache (cache/disk_store.h), behind cache_misses.
   int64_t disk_hits = 0;          // kernels loaded from disk (not compiled)
@@ -50,6 +54,7 @@ struct StatCounters {
   std::atomic<int64_t> cache_misses{0};
   std::atomic<int64_t> plan_cache_hits{0};
   std::atomic<int64_t> plan_cache_misses{0};
+  std::atomic<int64_t> plan_cache_recorded_hits{0};
   std::atomic<int64_t> compile_ns{0};
   std::atomic<int64_t> disk_hits{0};
   std::atomic<int64_t> disk_misses{0};
