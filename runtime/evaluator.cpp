@@ -143,12 +143,6 @@ void build_fragment(Collected& c, std::span<const TensorImplPtr> targets, Fragme
   thread_local std::vector<uint64_t> key_words;  // scratch
   key_words.clear();
   auto word = [](uint64_t w) { key_words.push_back(w); };
-  auto meta_words = [&](const TensorMeta& m) {
-    word(static_cast<uint64_t>(m.dtype) | static_cast<uint64_t>(m.device.type) << 8 |
-         static_cast<uint64_t>(static_cast<uint32_t>(m.device.index)) << 16);
-    word(m.shape.size());
-    for (int64_t d : m.shape) word(static_cast<uint64_t>(d));
-  };
   auto set_key = [&] {
     word(fragment.values.size());
     for (int v : fragment.outputs) word(static_cast<uint64_t>(v));
@@ -189,7 +183,7 @@ void build_fragment(Collected& c, std::span<const TensorImplPtr> targets, Fragme
             fragment.inputs.push_back(it->second);
             job.leaves.push_back(in);
             word(~uint64_t{0});  // a new leaf, then its meta
-            meta_words(in->meta());
+            put_meta_words(in->meta(), word);
           }
           v = it->second;
         } else {

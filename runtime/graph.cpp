@@ -17,12 +17,7 @@ uint64_t content_hash_of(const RegisteredOp* op, const Attrs& attrs, const NodeO
   bytes.clear();
   put_word(bytes, reinterpret_cast<uintptr_t>(op));
   if (op && op->def().kind != OpKind::kCreation) attrs.append_signature(bytes);
-  for (const TensorMeta& m : metas) {
-    put_word(bytes, static_cast<uint64_t>(m.dtype) | static_cast<uint64_t>(m.device.type) << 8 |
-                        static_cast<uint64_t>(static_cast<uint32_t>(m.device.index)) << 16);
-    put_word(bytes, m.shape.size());
-    for (int64_t d : m.shape) put_word(bytes, static_cast<uint64_t>(d));
-  }
+  for (const TensorMeta& m : metas) put_meta_words(m, [](uint64_t w) { put_word(bytes, w); });
   return hash64(bytes);
 }
 }  // namespace

@@ -42,6 +42,17 @@ struct TensorMeta {
 using NodeInputs = absl::InlinedVector<std::shared_ptr<TensorImpl>, 3>;
 using NodeOutputMetas = absl::InlinedVector<TensorMeta, 1>;
 
+// The words a recorded key reads of a meta, through `put(uint64_t)`: the
+// node content hashes and the fragment keys built from them (Note
+// [Signatures hashed while recording] in runtime/fragment.h).
+template <typename Put>
+void put_meta_words(const TensorMeta& m, Put&& put) {
+  put(static_cast<uint64_t>(m.dtype) | static_cast<uint64_t>(m.device.type) << 8 |
+      static_cast<uint64_t>(static_cast<uint32_t>(m.device.index)) << 16);
+  put(static_cast<uint64_t>(m.shape.size()));
+  for (int64_t d : m.shape) put(static_cast<uint64_t>(d));
+}
+
 class Node {
  public:
   Node(const RegisteredOp* op, Attrs attrs, NodeInputs inputs, NodeOutputMetas output_meta);
