@@ -17,23 +17,22 @@ namespace wok {
 // a traced loop makes and frees them by the thousand per evaluation. As a
 // std::vector each was a heap block, and a traced op spent about a third
 // of its time in malloc and free (most of it in glibc's slow paths, since
-// a whole graph is freed at once). Shapes of up to kInlineDims dims now
+// a whole graph is freed at once). Shapes of up to kShapeInlineDims dims now
 // live inside their owner. Shape converts to and from std::vector<int64_t>
 // (attributes hold sizes as vectors), so code written for the vector keeps
 // working.
-class Shape : public absl::InlinedVector<int64_t, 6> {
-  using Base = absl::InlinedVector<int64_t, 6>;
+inline constexpr size_t kShapeInlineDims = 6;
+
+class Shape : public absl::InlinedVector<int64_t, kShapeInlineDims> {
+  using Base = absl::InlinedVector<int64_t, kShapeInlineDims>;
 
  public:
-  static constexpr size_t kInlineDims = 6;
-
   using Base::Base;
   Shape() = default;
   Shape(std::initializer_list<int64_t> dims) : Base(dims) {}
   Shape(const std::vector<int64_t>& dims) : Base(dims.begin(), dims.end()) {}  // NOLINT: implicit by design
 
   operator std::vector<int64_t>() const { return {begin(), end()}; }  // NOLINT: implicit by design
-  std::vector<int64_t> vec() const { return {begin(), end()}; }
 
   friend bool operator==(const Shape& a, const Shape& b) {
     return static_cast<const Base&>(a) == static_cast<const Base&>(b);
