@@ -1,0 +1,263 @@
+// ONNX's neural-network ops: matrix products, convolutions, pooling,
+// normalizations, softmax.
+#include "wok/frontend/conv.h"
+#include "wok/frontend/creation.h"
+#include "wok/frontend/nn.h"
+#include "wok/frontend/ops.h"
+#include "wok/frontend/pooling.h"
+#include "wok/onnx/converters.h"
+
+namespace wok::onnx {
+
+namespace {
+
+Outputs convert_matmul(const NodeContext& c) { return {matmul(c.input(0), c.input(1))}; }
+
+Outputs convert_gemm(const NodeContext& c) {
+  Tensor a = c.input(0), b = c.input(1);
+  if (c.attr_int("transA", 0)) a = transpose(a);
+  if (c.attr_int("transB", 0)) b = transpose(b);
+  Tensor y = matmul(a, b);
+  const double alpha = c.attr_float("alpha", 1.0), beta = c.attr_float("beta", 1.0);
+  if (alpha != 1.0) y = mul(y, Scalar(alpha)).astype(a.dtype());
+  if (c.has_input(2)) {
+    Tensor bias = c.input(2);
+    y = add(y, beta == 1.0 ? bias : mul(bias, Scalar(beta)).astype(bias.dtype()));
+  }
+  return {y};
+}
+
+// Softmax, LogSoftmax and Hardmax before opset 13 flatten the input to 2-D
+// at `axis` (default 1) and normalise each row; from 13 they normalise
+// along `axis` (default -1).
+template <Tensor (*Fn)(const Tensor&, int64_t)>
+Outputs convert_softmax(const NodeContext& c) {
+  const Tensor& x = c.input(0);
+  if (c.opset() >= 13) return {Fn(x, normalize_axis(c, c.attr_int("axis", -1), x.ndim()))};
+  int64_t axis = c.attr_int("axis", 1);
+  if (axis < 0) axis += x.ndim();
+  int64_t outer = 1, inner = 1;
+  for (int64_t d = 0; d < x.ndim(); ++d) (d < axis ? outer : inner) *= x.shape()[d];
+  return {Fn(reshape(x, {outer, inner}), 1).reshape(x.shape())};
+}
+Tensor softmax_of(const Tensor& x, int64_t axis) { return softmax(x, axis); }
+Tensor log_softmax_of(const Tensor& x, int64_t axis) { return log_softmax(x, axis); }
+
+// LayerNormalization normalises over the dims from `axis` on: wok's
+// layer_norm (one fused row kernel) on the input with those dims flattened
+// into one. Mean and InvStdDev, when asked for, are computed beside it.
+Outputs convert_layer_norm(const NodeContext& c) {
+  const Tensor& x = c.input(0);
+  const int64_t rank = x.ndim();
+  const int64_t axis = normalize_axis(c, c.attr_int("axis", -1), rank);
+  const double eps = c.attr_float("epsilon", 1e-5);
+  std::vector<int64_t> rows(x.shape().begin(), x.shape().begin() + axis);
+  int64_t inner = 1;
+  for (int64_t d = axis; d < rank; ++d) inner *= x.shape()[d];
+  rows.push_back(inner);
+  Tensor weight = c.has_input(1) ? reshape(c.input(1), {inner}) : Tensor();
+  Tensor bias = c.has_input(2) ? reshape(c.input(2), {inner}) : Tensor();
+  Outputs out{layer_norm(reshape(x, Shape(rows)), weight, bias, eps).reshape(x.shape())};
+  if (c.wants_output(1) || c.wants_output(2)) {
+    std::vector<int64_t> axes;
+    for (int64_t d = axis; d < rank; ++d) axes.push_back(d);
+    Tensor m = mean(x, axes, true);
+    Tensor var = mean(square(x - m), axes, true);
+    out.push_back(m);
+    out.push_back(rsqrt(add(var, Scalar(eps))).astype(x.dtype()));
+  }
+  return out;
+}
+
+std::string check_batch_norm(const ::onnx::NodeProto& node, int64_t) {
+  if (proto_attr_int(node, "training_mode", 0)) return "training_mode=1 (wok imports inference graphs)";
+  return "";
+}
+
+Outputs convert_batch_norm(const NodeContext& c) {
+  return {batch_norm(c.input(0), c.input(3), c.input(4), c.input(1), c.input(2), c.attr_float("epsilon", 1e-5))};
+}
+
+Outputs convert_instance_norm(const NodeContext& c) {
+  return {instance_norm(c.input(0), c.input(1), c.input(2), c.attr_float("epsilon", 1e-5))};
+}
+
+// The begin and end padding of each spatial dim: `pads` ([b0, b1, ..,
+// e0, e1, ..]) or what auto_pad asks for.
+struct SpatialPads {
+  std::vector<int64_t> begin, end;
+};
+
+SpatialPads spatial_pads(const NodeContext& c, const Shape& in, const std::vector<int64_t>& kernel,
+                         const std::vector<int64_t>& strides, const std::vector<int64_t>& dilations) {
+  const size_t n = kernel.size();
+  SpatialPads p{std::vector<int64_t>(n, 0), std::vector<int64_t>(n, 0)};
+  const std::string auto_pad = c.attr_string("auto_pad", "NOTSET");
+  if (auto_pad == "SAME_UPPER" || auto_pad == "SAME_LOWER") {
+    for (size_t i = 0; i < n; ++i) {
+      const int64_t size = in[2 + i];
+      const int64_t out = (size + strides[i] - 1) / strides[i];
+      const int64_t total = std::max<int64_t>((out - 1) * strides[i] + (kernel[i] - 1) * dilations[i] + 1 - size, 0);
+      p.begin[i] = auto_pad == "SAME_UPPER" ? total / 2 : total - total / 2;
+      p.end[i] = total - p.begin[i];
+    }
+  } else if (auto_pad == "NOTSET") {
+    std::vector<int64_t> pads = c.attr_ints("pads", std::vector<int64_t>(2 * n, 0));
+    if (pads.size() != 2 * n) c.fail("pads must have " + std::to_string(2 * n) + " entries");
+    for (size_t i = 0; i < n; ++i) {
+      p.begin[i] = pads[i];
+      p.end[i] = pads[n + i];
+    }
+  } else if (auto_pad != "VALID") {
+    c.fail("unknown auto_pad '" + auto_pad + "'");
+  }
+  return p;
+}
+
+std::vector<int64_t> symmetric(const NodeContext& c, const SpatialPads& p) {
+  if (p.begin != p.end) c.fail("asymmetric padding is not supported yet");
+  return p.begin;
+}
+
+std::vector<int64_t> ints_or(const NodeContext& c, const std::string& name, size_t n, int64_t fallback) {
+  return c.attr_ints(name, std::vector<int64_t>(n, fallback));
+}
+
+Outputs convert_conv(const NodeContext& c) {
+  const Tensor& x = c.input(0);
+  const Tensor& w = c.input(1);
+  const Tensor bias = c.has_input(2) ? c.input(2) : Tensor();
+  const size_t n = static_cast<size_t>(x.ndim()) - 2;
+  if (n != 1 && n != 2) c.fail("only 1-D and 2-D convolutions are supported, input " + shape_str(x.shape()));
+  std::vector<int64_t> kernel(w.shape().begin() + 2, w.shape().end());
+  const auto strides = ints_or(c, "strides", n, 1), dilations = ints_or(c, "dilations", n, 1);
+  const auto pads = symmetric(c, spatial_pads(c, x.shape(), kernel, strides, dilations));
+  const int64_t group = c.attr_int("group", 1);
+  if (n == 1) return {conv1d(x, w, bias, strides, pads, dilations, group)};
+  return {conv2d(x, w, bias, strides, pads, dilations, group)};
+}
+
+Outputs convert_conv_transpose(const NodeContext& c) {
+  const Tensor& x = c.input(0);
+  const Tensor& w = c.input(1);
+  if (x.ndim() != 4) c.fail("only 2-D transposed convolutions are supported, input " + shape_str(x.shape()));
+  std::vector<int64_t> kernel(w.shape().begin() + 2, w.shape().end());
+  const auto strides = ints_or(c, "strides", 2, 1), dilations = ints_or(c, "dilations", 2, 1);
+  auto output_padding = ints_or(c, "output_padding", 2, 0);
+  SpatialPads p{{0, 0}, {0, 0}};
+  const std::vector<int64_t> output_shape = c.attr_ints("output_shape");
+  if (!output_shape.empty()) {
+    // The padding that gives the requested size (ONNX ConvTranspose).
+    const bool upper = c.attr_string("auto_pad", "NOTSET") == "SAME_UPPER";
+    for (size_t i = 0; i < 2; ++i) {
+      const int64_t out = output_shape[output_shape.size() - 2 + i];
+      const int64_t total = strides[i] * (x.shape()[2 + i] - 1) + output_padding[i] + (kernel[i] - 1) * dilations[i] + 1 - out;
+      p.begin[i] = upper ? total / 2 : total - total / 2;
+      p.end[i] = total - p.begin[i];
+    }
+  } else if (c.attr_string("auto_pad", "NOTSET") == "SAME_UPPER" || c.attr_string("auto_pad", "NOTSET") == "SAME_LOWER") {
+    const bool upper = c.attr_string("auto_pad", "NOTSET") == "SAME_UPPER";
+    for (size_t i = 0; i < 2; ++i) {
+      const int64_t out = x.shape()[2 + i] * strides[i];
+      const int64_t total = strides[i] * (x.shape()[2 + i] - 1) + output_padding[i] + (kernel[i] - 1) * dilations[i] + 1 - out;
+      p.begin[i] = upper ? total / 2 : total - total / 2;
+      p.end[i] = total - p.begin[i];
+    }
+  } else {
+    p = spatial_pads(c, x.shape(), kernel, strides, dilations);
+  }
+  // An asymmetric pair pads the end less: the same as symmetric padding of
+  // the begin with the difference given back as output padding.
+  std::vector<int64_t> pads(2);
+  for (size_t i = 0; i < 2; ++i) {
+    if (p.end[i] < p.begin[i]) {
+      pads[i] = p.begin[i];
+      output_padding[i] += p.begin[i] - p.end[i];
+    } else if (p.end[i] > p.begin[i]) {
+      c.fail("padding the end more than the begin is not supported yet");
+    } else {
+      pads[i] = p.begin[i];
+    }
+  }
+  return {conv_transpose2d(x, w, c.has_input(2) ? c.input(2) : Tensor(), strides, pads, output_padding,
+                           c.attr_int("group", 1), dilations)};
+}
+
+std::string check_max_pool(const ::onnx::NodeProto& node, int64_t) {
+  if (node.output_size() > 1 && !node.output(1).empty()) return "the Indices output is not supported";
+  if (proto_attr_int(node, "storage_order", 0)) return "storage_order=1 is not supported";
+  return "";
+}
+
+// MaxPool and AveragePool on 1-D or 2-D windows; a 1-D pool is a 2-D one of
+// height 1.
+template <bool kMax>
+Outputs convert_pool(const NodeContext& c) {
+  Tensor x = c.input(0);
+  const size_t n = static_cast<size_t>(x.ndim()) - 2;
+  if (n != 1 && n != 2) c.fail("only 1-D and 2-D pooling is supported, input " + shape_str(x.shape()));
+  const std::vector<int64_t> kernel = c.attr_ints("kernel_shape");
+  if (kernel.size() != n) c.fail("kernel_shape must have " + std::to_string(n) + " entries");
+  auto strides = ints_or(c, "strides", n, 1), dilations = ints_or(c, "dilations", n, 1);
+  auto pads = symmetric(c, spatial_pads(c, x.shape(), kernel, strides, dilations));
+  const bool ceil_mode = c.attr_int("ceil_mode", 0) != 0;
+  auto k2 = kernel;
+  if (n == 1) {
+    x = reshape(x, {x.shape()[0], x.shape()[1], 1, x.shape()[2]});
+    k2.insert(k2.begin(), 1);
+    strides.insert(strides.begin(), 1);
+    dilations.insert(dilations.begin(), 1);
+    pads.insert(pads.begin(), 0);
+  }
+  Tensor y;
+  if (kMax) {
+    y = max_pool2d(x, k2, strides, pads, dilations, ceil_mode);
+  } else {
+    for (int64_t d : dilations)
+      if (d != 1) c.fail("dilated average pooling is not supported");
+    y = avg_pool2d(x, k2, strides, pads, ceil_mode, c.attr_int("count_include_pad", 0) != 0).astype(x.dtype());
+  }
+  if (n == 1) y = reshape(y, {y.shape()[0], y.shape()[1], y.shape()[3]});
+  return {y};
+}
+
+template <bool kMax>
+Outputs convert_global_pool(const NodeContext& c) {
+  const Tensor& x = c.input(0);
+  std::vector<int64_t> axes;
+  for (int64_t d = 2; d < x.ndim(); ++d) axes.push_back(d);
+  return {kMax ? max(x, axes, true) : mean(x, axes, true).astype(x.dtype())};
+}
+
+// Dropout is the identity when not training; the mask is then all true.
+Outputs convert_dropout(const NodeContext& c) {
+  const Tensor& x = c.input(0);
+  bool training = false;
+  if (c.opset() >= 12 && c.has_input(2)) training = c.input(2).item<bool>();
+  double ratio = c.opset() >= 12 ? (c.has_input(1) ? c.double_values(1).at(0) : 0.5) : c.attr_float("ratio", 0.5);
+  if (training && ratio != 0) c.fail("training-mode dropout (random) is not supported");
+  Outputs out{x};
+  if (c.wants_output(1)) out.push_back(full(x.shape(), Scalar(true)));
+  return out;
+}
+
+}  // namespace
+
+void add_nn_converters(ConverterTable& t) {
+  t.add("MatMul", convert_matmul);
+  t.add("Gemm", convert_gemm);
+  t.add("Softmax", convert_softmax<softmax_of>);
+  t.add("LogSoftmax", convert_softmax<log_softmax_of>);
+  t.add("LayerNormalization", convert_layer_norm);
+  t.add("BatchNormalization", convert_batch_norm, check_batch_norm);
+  t.add("InstanceNormalization", convert_instance_norm);
+  t.add("Conv", convert_conv);
+  t.add("ConvTranspose", convert_conv_transpose);
+  t.add("MaxPool", convert_pool<true>, check_max_pool);
+  t.add("AveragePool", convert_pool<false>);
+  t.add("GlobalAveragePool", convert_global_pool<false>);
+  t.add("GlobalMaxPool", convert_global_pool<true>);
+  t.add("Dropout", convert_dropout);
+}
+
+}  // namespace wok::onnx

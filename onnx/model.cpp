@@ -1,0 +1,263 @@
+#include "wok/onnx/model.h"
+
+#include <fstream>
+#include <map>
+#include <set>
+#include <sstream>
+#include <unordered_map>
+#include "onnx/checker.h"
+#include "wok/onnx/converters.h"
+#include "wok/onnx/tensor_proto.h"
+
+namespace wok::onnx {
+
+struct Model::State {
+  ::onnx::ModelProto proto;
+  std::string origin;
+  std::string base_dir;
+  int64_t opset = 0;
+  std::vector<ValueInfo> inputs, outputs;
+  std::unordered_map<std::string, Tensor> initializers;
+  // Converted once at load; node i's converter.
+  std::vector<const Converter*> node_converters;
+};
+
+namespace {
+
+// What a model needs that wok lacks, gathered over the whole model so one
+// error lists all of it.
+class Unsupported {
+ public:
+  void add(const std::string& what, const std::string& user) { users_[what].push_back(user); }
+  bool empty() const { return users_.empty(); }
+  std::string str(const std::string& origin) const {
+    std::ostringstream os;
+    os << origin << ": wok cannot import this model; it uses:";
+    for (const auto& [what, users] : users_) {
+      os << "\n  " << what << ": ";
+      for (size_t i = 0; i < users.size() && i < 6; ++i) os << (i ? ", " : "") << users[i];
+      if (users.size() > 6) os << " and " << users.size() - 6 << " more";
+    }
+    return os.str();
+  }
+
+ private:
+  std::map<std::string, std::vector<std::string>> users_;
+};
+
+std::string quoted(const std::string& s) { return "'" + s + "'"; }
+
+// A graph input or output's declared type, or a reason it is not a tensor
+// wok has.
+ValueInfo value_info(const ::onnx::ValueInfoProto& v, Unsupported& unsupported, const char* role) {
+  ValueInfo info;
+  info.name = v.name();
+  const std::string user = std::string(role) + " " + quoted(v.name());
+  if (!v.type().has_tensor_type()) {
+    const char* kind = v.type().has_sequence_type() ? "sequence" : v.type().has_optional_type() ? "optional"
+                       : v.type().has_map_type()    ? "map"
+                                                    : "non-tensor";
+    unsupported.add(std::string(kind) + " values", user);
+    return info;
+  }
+  const auto& tensor = v.type().tensor_type();
+  if (auto dtype = dtype_from_onnx(tensor.elem_type())) info.dtype = *dtype;
+  else unsupported.add("dtype " + onnx_dtype_name(tensor.elem_type()), user);
+  if (tensor.has_shape()) {
+    info.has_shape = true;
+    for (const auto& d : tensor.shape().dim()) {
+      info.shape.push_back(d.has_dim_value() ? d.dim_value() : -1);
+      info.dim_names.push_back(d.has_dim_param() ? d.dim_param() : "");
+    }
+  }
+  return info;
+}
+
+// wok's errors keep their type with the node named in front.
+[[noreturn]] void rethrow_for_node(const ::onnx::NodeProto& node) {
+  const std::string where = "onnx " + describe_node(node) + ": ";
+  try {
+    throw;
+  } catch (const ModelError&) {
+    throw;
+  } catch (const ShapeError& e) {
+    throw ShapeError(where + e.what());
+  } catch (const DTypeError& e) {
+    throw DTypeError(where + e.what());
+  } catch (const ArgumentError& e) {
+    throw ArgumentError(where + e.what());
+  } catch (const Error& e) {
+    throw ModelError(where + e.what());
+  }
+}
+
+Model::State convert(::onnx::ModelProto proto, const std::string& origin, const std::string& base_dir) {
+  Model::State s;
+  s.origin = origin;
+  s.base_dir = base_dir;
+  try {
+    ::onnx::checker::check_model(proto);
+  } catch (const std::exception& e) {
+    throw ModelError(origin + ": the onnx checker rejects the model: " + e.what());
+  }
+  for (const auto& op : proto.opset_import())
+    if (op.domain().empty() || op.domain() == "ai.onnx") s.opset = op.version();
+  const ::onnx::GraphProto& g = proto.graph();
+  Unsupported unsupported;
+
+  const ConverterTable& table = converters();
+  for (const ::onnx::NodeProto& node : g.node()) {
+    const std::string user = quoted(node.name().empty() ? (node.output_size() ? node.output(0) : "") : node.name());
+    const bool default_domain = node.domain().empty() || node.domain() == "ai.onnx";
+    const Converter* converter = default_domain ? table.find(node.op_type()) : nullptr;
+    if (!converter) {
+      unsupported.add("op " + (default_domain ? "" : node.domain() + ".") + node.op_type(), user);
+    } else if (converter->check) {
+      const std::string reason = converter->check(node, s.opset);
+      if (!reason.empty()) unsupported.add("op " + node.op_type() + " with " + reason, user);
+    }
+    s.node_converters.push_back(converter);
+  }
+
+  for (const ::onnx::TensorProto& init : g.initializer()) {
+    if (!dtype_from_onnx(init.data_type())) {
+      unsupported.add("dtype " + onnx_dtype_name(init.data_type()), "initializer " + quoted(init.name()));
+      continue;
+    }
+    s.initializers[init.name()] = tensor_from_proto(init, base_dir, origin + ": initializer " + quoted(init.name()));
+  }
+  for (const auto& sparse : g.sparse_initializer()) unsupported.add("sparse initializers", quoted(sparse.values().name()));
+  for (const auto& v : g.input()) {
+    ValueInfo info = value_info(v, unsupported, "input");
+    if (!s.initializers.count(v.name())) s.inputs.push_back(std::move(info));
+  }
+  for (const auto& v : g.output()) s.outputs.push_back(value_info(v, unsupported, "output"));
+  if (!unsupported.empty()) throw ModelError(unsupported.str(origin));
+  s.proto = std::move(proto);
+  return s;
+}
+
+}  // namespace
+
+Model::Model() = default;
+Model::~Model() = default;
+Model::Model(Model&&) noexcept = default;
+Model& Model::operator=(Model&&) noexcept = default;
+Model::Model(std::unique_ptr<State> state) : state_(std::move(state)) {}
+
+static const Model::State& state_of(const std::unique_ptr<Model::State>& s) {
+  if (!s) throw ModelError("wok::onnx::Model: this model is empty (default-constructed or moved from)");
+  return *s;
+}
+
+const std::vector<ValueInfo>& Model::inputs() const { return state_of(state_).inputs; }
+const std::vector<ValueInfo>& Model::outputs() const { return state_of(state_).outputs; }
+int64_t Model::opset() const { return state_of(state_).opset; }
+size_t Model::node_count() const { return static_cast<size_t>(state_of(state_).proto.graph().node_size()); }
+const std::string& Model::producer() const { return state_of(state_).proto.producer_name(); }
+
+std::map<std::string, Tensor> Model::run(const std::map<std::string, Tensor>& given) const {
+  const State& s = state_of(state_);
+  std::unordered_map<std::string, Tensor> env = s.initializers;
+  std::set<std::string> declared;
+  for (const ValueInfo& info : s.inputs) declared.insert(info.name);
+  for (const auto& [name, t] : given) {
+    if (!declared.count(name) && !s.initializers.count(name)) {
+      std::string names;
+      for (const ValueInfo& info : s.inputs) names += (names.empty() ? "" : ", ") + quoted(info.name);
+      throw ArgumentError(s.origin + ": the model has no input " + quoted(name) + "; its inputs are " + names);
+    }
+    env[name] = t;
+  }
+  for (const ValueInfo& info : s.inputs) {
+    auto it = given.find(info.name);
+    if (it == given.end()) throw ArgumentError(s.origin + ": input " + quoted(info.name) + " is required");
+    const Tensor& t = it->second;
+    if (!t.defined()) throw ArgumentError(s.origin + ": input " + quoted(info.name) + " is an undefined tensor");
+    if (t.dtype() != info.dtype)
+      throw DTypeError(s.origin + ": input " + quoted(info.name) + " is " + std::string(dtype_name(t.dtype())) +
+                       ", the model declares " + std::string(dtype_name(info.dtype)));
+    if (info.has_shape) {
+      bool fits = static_cast<size_t>(t.ndim()) == info.shape.size();
+      for (size_t d = 0; fits && d < info.shape.size(); ++d) fits = info.shape[d] < 0 || info.shape[d] == t.shape()[d];
+      if (!fits) {
+        std::string declared_shape = "[";
+        for (size_t d = 0; d < info.shape.size(); ++d)
+          declared_shape += (d ? ", " : "") + (info.shape[d] >= 0 ? std::to_string(info.shape[d])
+                                               : info.dim_names[d].empty() ? "?" : info.dim_names[d]);
+        throw ShapeError(s.origin + ": input " + quoted(info.name) + " has shape " + shape_str(t.shape()) +
+                         ", the model declares " + declared_shape + "]");
+      }
+    }
+  }
+
+  const ::onnx::GraphProto& g = s.proto.graph();
+  for (int n = 0; n < g.node_size(); ++n) {
+    const ::onnx::NodeProto& node = g.node(n);
+    std::vector<Tensor> inputs;
+    for (const std::string& name : node.input()) {
+      if (name.empty()) {
+        inputs.emplace_back();
+        continue;
+      }
+      auto it = env.find(name);
+      if (it == env.end())
+        throw ModelError("onnx " + describe_node(node) + ": input " + quoted(name) + " is computed by no earlier node");
+      inputs.push_back(it->second);
+    }
+    NodeContext ctx(node, std::move(inputs), s.opset, s.base_dir);
+    Outputs outs;
+    try {
+      outs = s.node_converters[n]->convert(ctx);
+    } catch (const Error&) {
+      rethrow_for_node(node);
+    }
+    for (int i = 0; i < node.output_size(); ++i) {
+      if (node.output(i).empty()) continue;
+      if (static_cast<size_t>(i) >= outs.size())
+        ctx.fail("output " + std::to_string(i) + " (" + quoted(node.output(i)) + ") is not supported");
+      env[node.output(i)] = outs[static_cast<size_t>(i)];
+    }
+  }
+
+  std::map<std::string, Tensor> result;
+  for (const ValueInfo& info : s.outputs) {
+    auto it = env.find(info.name);
+    if (it == env.end()) throw ModelError(s.origin + ": output " + quoted(info.name) + " is computed by no node");
+    result[info.name] = it->second;
+  }
+  return result;
+}
+
+std::vector<Tensor> Model::run(const std::vector<Tensor>& inputs) const {
+  const State& s = state_of(state_);
+  if (inputs.size() != s.inputs.size())
+    throw ArgumentError(s.origin + ": " + std::to_string(inputs.size()) + " inputs given, the model takes " +
+                        std::to_string(s.inputs.size()));
+  std::map<std::string, Tensor> named;
+  for (size_t i = 0; i < inputs.size(); ++i) named[s.inputs[i].name] = inputs[i];
+  std::map<std::string, Tensor> out = run(named);
+  std::vector<Tensor> ordered;
+  for (const ValueInfo& info : s.outputs) ordered.push_back(out.at(info.name));
+  return ordered;
+}
+
+Model load_from_bytes(const std::string& bytes, const std::string& origin) {
+  ::onnx::ModelProto proto;
+  if (!proto.ParseFromString(bytes)) throw ModelError(origin + ": not a serialized onnx ModelProto");
+  return Model(std::make_unique<Model::State>(convert(std::move(proto), origin, "")));
+}
+
+Model load(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw ModelError("cannot open onnx model " + path);
+  ::onnx::ModelProto proto;
+  if (!proto.ParseFromIstream(&in)) throw ModelError(path + ": not a serialized onnx ModelProto");
+  const size_t slash = path.rfind('/');
+  const std::string base_dir = slash == std::string::npos ? "." : path.substr(0, slash);
+  return Model(std::make_unique<Model::State>(convert(std::move(proto), path, base_dir)));
+}
+
+std::vector<std::string> supported_op_types() { return converters().op_types(); }
+
+}  // namespace wok::onnx
