@@ -2,10 +2,13 @@
 // normalizations, softmax.
 #include "wok/frontend/conv.h"
 #include "wok/frontend/creation.h"
+#include "wok/frontend/losses.h"
 #include "wok/frontend/nn.h"
 #include "wok/frontend/ops.h"
 #include "wok/frontend/pooling.h"
+#include "wok/frontend/windows.h"
 #include "wok/onnx/converters.h"
+#include "wok/onnx/tensor_proto.h"
 
 namespace wok::onnx {
 
@@ -241,6 +244,51 @@ Outputs convert_dropout(const NodeContext& c) {
   return out;
 }
 
+LossReduction loss_reduction(const NodeContext& c) {
+  const std::string r = c.attr_string("reduction", "mean");
+  if (r == "mean") return LossReduction::kMean;
+  if (r == "sum") return LossReduction::kSum;
+  if (r == "none") return LossReduction::kNone;
+  c.fail("unknown reduction '" + r + "'");
+}
+
+std::optional<int64_t> ignore_index(const NodeContext& c) {
+  if (!c.has_attr("ignore_index")) return std::nullopt;
+  return c.attr_int("ignore_index", 0);
+}
+
+Outputs convert_nll_loss(const NodeContext& c) {
+  return {nll_loss(c.input(0), c.input(1), c.has_input(2) ? c.input(2) : Tensor(), loss_reduction(c), ignore_index(c))};
+}
+
+// SoftmaxCrossEntropyLoss's second output is the log-probabilities.
+Outputs convert_softmax_cross_entropy(const NodeContext& c) {
+  const Tensor log_prob = log_softmax(c.input(0), 1);
+  return {nll_loss(log_prob, c.input(1), c.has_input(2) ? c.input(2) : Tensor(), loss_reduction(c), ignore_index(c)),
+          log_prob};
+}
+
+std::string check_window(const ::onnx::NodeProto& node, int64_t) {
+  const int64_t dtype = proto_attr_int(node, "output_datatype", 1);
+  if (!dtype_from_onnx(static_cast<int32_t>(dtype))) return "output_datatype " + onnx_dtype_name(static_cast<int32_t>(dtype));
+  return "";
+}
+
+enum class Window { kHann, kHamming, kBlackman };
+
+template <Window kWindow>
+Outputs convert_window(const NodeContext& c) {
+  const int64_t size = c.int_values(0).at(0);
+  const bool periodic = c.attr_int("periodic", 1) != 0;
+  const DType dtype = *dtype_from_onnx(static_cast<int32_t>(c.attr_int("output_datatype", 1)));
+  switch (kWindow) {
+    case Window::kHann: return {hann_window(size, periodic, dtype)};
+    case Window::kHamming: return {hamming_window(size, periodic, dtype, 25.0 / 46.0, 21.0 / 46.0)};
+    case Window::kBlackman: return {blackman_window(size, periodic, dtype)};
+  }
+  c.fail("unknown window");
+}
+
 }  // namespace
 
 void add_nn_converters(ConverterTable& t) {
@@ -258,6 +306,11 @@ void add_nn_converters(ConverterTable& t) {
   t.add("GlobalAveragePool", convert_global_pool<false>);
   t.add("GlobalMaxPool", convert_global_pool<true>);
   t.add("Dropout", convert_dropout);
+  t.add("NegativeLogLikelihoodLoss", convert_nll_loss);
+  t.add("SoftmaxCrossEntropyLoss", convert_softmax_cross_entropy);
+  t.add("HannWindow", convert_window<Window::kHann>, check_window);
+  t.add("HammingWindow", convert_window<Window::kHamming>, check_window);
+  t.add("BlackmanWindow", convert_window<Window::kBlackman>, check_window);
 }
 
 }  // namespace wok::onnx
