@@ -58,9 +58,13 @@ Outputs convert_layer_norm(const NodeContext& c) {
   int64_t inner = 1;
   for (int64_t d = axis; d < rank; ++d) inner *= x.shape()[d];
   rows.push_back(inner);
-  Tensor weight = c.has_input(1) ? reshape(c.input(1), {inner}) : Tensor();
-  Tensor bias = c.has_input(2) ? reshape(c.input(2), {inner}) : Tensor();
-  Outputs out{layer_norm(reshape(x, Shape(rows)), weight, bias, eps).reshape(x.shape())};
+  // Over the last dim alone (the usual case) nothing is reshaped.
+  const bool last_dim = axis == rank - 1;
+  auto flat = [&](const Tensor& t) { return last_dim ? t : reshape(t, {inner}); };
+  Tensor weight = c.has_input(1) ? flat(c.input(1)) : Tensor();
+  Tensor bias = c.has_input(2) ? flat(c.input(2)) : Tensor();
+  Outputs out{last_dim ? layer_norm(x, weight, bias, eps)
+                       : layer_norm(reshape(x, Shape(rows)), weight, bias, eps).reshape(x.shape())};
   if (c.wants_output(1) || c.wants_output(2)) {
     std::vector<int64_t> axes;
     for (int64_t d = axis; d < rank; ++d) axes.push_back(d);

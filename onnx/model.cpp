@@ -20,6 +20,14 @@ struct Model::State {
   std::unordered_map<std::string, Tensor> initializers;
   // Converted once at load; node i's converter.
   std::vector<const Converter*> node_converters;
+  // Every value of the graph has a slot, so that run() indexes a vector
+  // rather than hashing names: node i reads node_inputs[i] (-1 for an
+  // absent optional input) and writes node_outputs[i]; `initial` holds the
+  // initializers in their slots.
+  std::vector<std::vector<int>> node_inputs, node_outputs;
+  std::vector<Tensor> initial;
+  std::unordered_map<std::string, int> slot_of;
+  std::vector<int> input_slots, output_slots;
 };
 
 namespace {
@@ -91,6 +99,40 @@ ValueInfo value_info(const ::onnx::ValueInfoProto& v, Unsupported& unsupported, 
   }
 }
 
+int slot(Model::State& s, const std::string& name) {
+  auto [it, added] = s.slot_of.try_emplace(name, static_cast<int>(s.slot_of.size()));
+  return it->second;
+}
+
+void assign_slots(Model::State& s, const ::onnx::GraphProto& g) {
+  for (const auto& [name, t] : s.initializers) slot(s, name);
+  for (const auto& v : g.input()) slot(s, v.name());
+  for (const ::onnx::NodeProto& node : g.node()) {
+    std::vector<int> in, out;
+    for (const std::string& name : node.input()) {
+      if (name.empty()) {
+        in.push_back(-1);
+        continue;
+      }
+      auto it = s.slot_of.find(name);
+      if (it == s.slot_of.end())
+        throw ModelError(s.origin + ": " + describe_node(node) + " reads " + quoted(name) + ", which no earlier node computes");
+      in.push_back(it->second);
+    }
+    for (const std::string& name : node.output()) out.push_back(name.empty() ? -1 : slot(s, name));
+    s.node_inputs.push_back(std::move(in));
+    s.node_outputs.push_back(std::move(out));
+  }
+  for (const ValueInfo& info : s.inputs) s.input_slots.push_back(s.slot_of.at(info.name));
+  for (const ValueInfo& info : s.outputs) {
+    auto it = s.slot_of.find(info.name);
+    if (it == s.slot_of.end()) throw ModelError(s.origin + ": output " + quoted(info.name) + " is computed by no node");
+    s.output_slots.push_back(it->second);
+  }
+  s.initial.resize(s.slot_of.size());
+  for (const auto& [name, t] : s.initializers) s.initial[static_cast<size_t>(s.slot_of.at(name))] = t;
+}
+
 Model::State convert(::onnx::ModelProto proto, const std::string& origin, const std::string& base_dir) {
   Model::State s;
   s.origin = origin;
@@ -133,6 +175,7 @@ Model::State convert(::onnx::ModelProto proto, const std::string& origin, const 
   }
   for (const auto& v : g.output()) s.outputs.push_back(value_info(v, unsupported, "output"));
   if (!unsupported.empty()) throw ModelError(unsupported.str(origin));
+  assign_slots(s, g);
   s.proto = std::move(proto);
   return s;
 }
@@ -156,76 +199,76 @@ int64_t Model::opset() const { return state_of(state_).opset; }
 size_t Model::node_count() const { return static_cast<size_t>(state_of(state_).proto.graph().node_size()); }
 const std::string& Model::producer() const { return state_of(state_).proto.producer_name(); }
 
+namespace {
+
+// Checks a given input against the model's declaration of it.
+void check_input(const Model::State& s, const ValueInfo& info, const Tensor& t) {
+  if (!t.defined()) throw ArgumentError(s.origin + ": input " + quoted(info.name) + " is an undefined tensor");
+  if (t.dtype() != info.dtype)
+    throw DTypeError(s.origin + ": input " + quoted(info.name) + " is " + std::string(dtype_name(t.dtype())) +
+                     ", the model declares " + std::string(dtype_name(info.dtype)));
+  if (!info.has_shape) return;
+  bool fits = static_cast<size_t>(t.ndim()) == info.shape.size();
+  for (size_t d = 0; fits && d < info.shape.size(); ++d) fits = info.shape[d] < 0 || info.shape[d] == t.shape()[d];
+  if (fits) return;
+  std::string declared = "[";
+  for (size_t d = 0; d < info.shape.size(); ++d)
+    declared += (d ? ", " : "") + (info.shape[d] >= 0 ? std::to_string(info.shape[d])
+                                   : info.dim_names[d].empty() ? "?" : info.dim_names[d]);
+  throw ShapeError(s.origin + ": input " + quoted(info.name) + " has shape " + shape_str(t.shape()) +
+                   ", the model declares " + declared + "]");
+}
+
+// Records every node on `values` (the slots, inputs and initializers set).
+void record_nodes(const Model::State& s, std::vector<Tensor>& values) {
+  const ::onnx::GraphProto& g = s.proto.graph();
+  for (int n = 0; n < g.node_size(); ++n) {
+    const ::onnx::NodeProto& node = g.node(n);
+    const std::vector<int>& in = s.node_inputs[static_cast<size_t>(n)];
+    std::vector<Tensor> inputs(in.size());
+    for (size_t i = 0; i < in.size(); ++i)
+      if (in[i] >= 0) inputs[i] = values[static_cast<size_t>(in[i])];
+    NodeContext ctx(node, std::move(inputs), s.opset, s.base_dir);
+    Outputs outs;
+    try {
+      outs = s.node_converters[static_cast<size_t>(n)]->convert(ctx);
+    } catch (const Error&) {
+      rethrow_for_node(node);
+    }
+    const std::vector<int>& out = s.node_outputs[static_cast<size_t>(n)];
+    for (size_t i = 0; i < out.size(); ++i) {
+      if (out[i] < 0) continue;
+      if (i >= outs.size()) ctx.fail("output " + std::to_string(i) + " (" + quoted(node.output(static_cast<int>(i))) + ") is not supported");
+      values[static_cast<size_t>(out[i])] = std::move(outs[i]);
+    }
+  }
+}
+
+}  // namespace
+
 std::map<std::string, Tensor> Model::run(const std::map<std::string, Tensor>& given) const {
   const State& s = state_of(state_);
-  std::unordered_map<std::string, Tensor> env = s.initializers;
-  std::set<std::string> declared;
-  for (const ValueInfo& info : s.inputs) declared.insert(info.name);
+  std::vector<Tensor> values = s.initial;
   for (const auto& [name, t] : given) {
-    if (!declared.count(name) && !s.initializers.count(name)) {
+    auto it = s.slot_of.find(name);
+    const bool is_input = it != s.slot_of.end() &&
+                          (s.initializers.count(name) ||
+                           std::find(s.input_slots.begin(), s.input_slots.end(), it->second) != s.input_slots.end());
+    if (!is_input) {
       std::string names;
       for (const ValueInfo& info : s.inputs) names += (names.empty() ? "" : ", ") + quoted(info.name);
       throw ArgumentError(s.origin + ": the model has no input " + quoted(name) + "; its inputs are " + names);
     }
-    env[name] = t;
+    values[static_cast<size_t>(it->second)] = t;
   }
-  for (const ValueInfo& info : s.inputs) {
-    auto it = given.find(info.name);
-    if (it == given.end()) throw ArgumentError(s.origin + ": input " + quoted(info.name) + " is required");
-    const Tensor& t = it->second;
-    if (!t.defined()) throw ArgumentError(s.origin + ": input " + quoted(info.name) + " is an undefined tensor");
-    if (t.dtype() != info.dtype)
-      throw DTypeError(s.origin + ": input " + quoted(info.name) + " is " + std::string(dtype_name(t.dtype())) +
-                       ", the model declares " + std::string(dtype_name(info.dtype)));
-    if (info.has_shape) {
-      bool fits = static_cast<size_t>(t.ndim()) == info.shape.size();
-      for (size_t d = 0; fits && d < info.shape.size(); ++d) fits = info.shape[d] < 0 || info.shape[d] == t.shape()[d];
-      if (!fits) {
-        std::string declared_shape = "[";
-        for (size_t d = 0; d < info.shape.size(); ++d)
-          declared_shape += (d ? ", " : "") + (info.shape[d] >= 0 ? std::to_string(info.shape[d])
-                                               : info.dim_names[d].empty() ? "?" : info.dim_names[d]);
-        throw ShapeError(s.origin + ": input " + quoted(info.name) + " has shape " + shape_str(t.shape()) +
-                         ", the model declares " + declared_shape + "]");
-      }
-    }
+  for (size_t i = 0; i < s.inputs.size(); ++i) {
+    auto it = given.find(s.inputs[i].name);
+    if (it == given.end()) throw ArgumentError(s.origin + ": input " + quoted(s.inputs[i].name) + " is required");
+    check_input(s, s.inputs[i], it->second);
   }
-
-  const ::onnx::GraphProto& g = s.proto.graph();
-  for (int n = 0; n < g.node_size(); ++n) {
-    const ::onnx::NodeProto& node = g.node(n);
-    std::vector<Tensor> inputs;
-    for (const std::string& name : node.input()) {
-      if (name.empty()) {
-        inputs.emplace_back();
-        continue;
-      }
-      auto it = env.find(name);
-      if (it == env.end())
-        throw ModelError("onnx " + describe_node(node) + ": input " + quoted(name) + " is computed by no earlier node");
-      inputs.push_back(it->second);
-    }
-    NodeContext ctx(node, std::move(inputs), s.opset, s.base_dir);
-    Outputs outs;
-    try {
-      outs = s.node_converters[n]->convert(ctx);
-    } catch (const Error&) {
-      rethrow_for_node(node);
-    }
-    for (int i = 0; i < node.output_size(); ++i) {
-      if (node.output(i).empty()) continue;
-      if (static_cast<size_t>(i) >= outs.size())
-        ctx.fail("output " + std::to_string(i) + " (" + quoted(node.output(i)) + ") is not supported");
-      env[node.output(i)] = outs[static_cast<size_t>(i)];
-    }
-  }
-
+  record_nodes(s, values);
   std::map<std::string, Tensor> result;
-  for (const ValueInfo& info : s.outputs) {
-    auto it = env.find(info.name);
-    if (it == env.end()) throw ModelError(s.origin + ": output " + quoted(info.name) + " is computed by no node");
-    result[info.name] = it->second;
-  }
+  for (size_t i = 0; i < s.outputs.size(); ++i) result[s.outputs[i].name] = values[static_cast<size_t>(s.output_slots[i])];
   return result;
 }
 
@@ -234,11 +277,14 @@ std::vector<Tensor> Model::run(const std::vector<Tensor>& inputs) const {
   if (inputs.size() != s.inputs.size())
     throw ArgumentError(s.origin + ": " + std::to_string(inputs.size()) + " inputs given, the model takes " +
                         std::to_string(s.inputs.size()));
-  std::map<std::string, Tensor> named;
-  for (size_t i = 0; i < inputs.size(); ++i) named[s.inputs[i].name] = inputs[i];
-  std::map<std::string, Tensor> out = run(named);
+  std::vector<Tensor> values = s.initial;
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    check_input(s, s.inputs[i], inputs[i]);
+    values[static_cast<size_t>(s.input_slots[i])] = inputs[i];
+  }
+  record_nodes(s, values);
   std::vector<Tensor> ordered;
-  for (const ValueInfo& info : s.outputs) ordered.push_back(out.at(info.name));
+  for (int slot : s.output_slots) ordered.push_back(values[static_cast<size_t>(slot)]);
   return ordered;
 }
 

@@ -173,11 +173,16 @@ int main(int argc, char** argv) {
     for (const auto& [name, spec] : given)
       if (!inputs.count(name)) usage("the model has no input '" + name + "'");
 
-    // The first run compiles; the progress line counts the kernels.
-    std::atomic<int> compiled{0};
-    wok::Subscription progress(wok::observe::bit(wok::EventKind::kCompileEnd), [&](const wok::observe::Event&) {
-      std::fprintf(stderr, "\rcompiling: %d kernels", ++compiled);
-    });
+    // The first run compiles (or loads from the disk cache); the progress
+    // line counts the kernels.
+    std::atomic<int> compiled{0}, prepared{0};
+    wok::Subscription progress(
+        wok::observe::bit(wok::EventKind::kCompileEnd) | wok::observe::bit(wok::EventKind::kKernelCache),
+        [&](const wok::observe::Event& e) {
+          if (e.kind == wok::EventKind::kCompileEnd) ++compiled;
+          else ++prepared;
+          std::fprintf(stderr, "\rpreparing kernels: %d (%d compiled)", prepared.load(), compiled.load());
+        });
     auto run_once = [&] {
       std::map<std::string, wok::Tensor> out = model.run(inputs);
       std::vector<wok::Tensor> all;
@@ -188,8 +193,10 @@ int main(int argc, char** argv) {
     const auto t0 = std::chrono::steady_clock::now();
     const std::map<std::string, wok::Tensor> outputs = run_once();
     const double first_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
-    if (compiled > 0) std::fprintf(stderr, "\rcompiling: %d kernels, done\n", compiled.load());
-    std::printf("first run: %.2f ms (compiling %d kernels)\n", first_ms, compiled.load());
+    if (prepared > 0) std::fprintf(stderr, "\n");
+    const wok::RuntimeStats first = wok::stats();
+    std::printf("first run: %.2f ms (kernels: %lld compiled, %lld loaded from the disk cache)\n", first_ms,
+                static_cast<long long>(first.kernels_compiled), static_cast<long long>(first.disk_hits));
     for (const wok::onnx::ValueInfo& info : model.outputs()) {
       const wok::Tensor& t = outputs.at(info.name);
       double sum = 0, abs_sum = 0;

@@ -2,7 +2,7 @@
 #include <gtest/gtest.h>
 #include <cmath>
 #include <fstream>
-#include "model_builder.h"
+#include "wok/onnx/model_builder.h"
 #include "wok/onnx/model.h"
 #include "wok/runtime/cpu_features.h"
 #include "wok/wok.h"
@@ -10,7 +10,7 @@
 namespace {
 
 using onnx::TensorProto;
-using wok_test::ModelBuilder;
+using wok::onnx::ModelBuilder;
 
 std::string error_of(const std::function<void()>& f) {
   try {

@@ -4,12 +4,12 @@
 #include <array>
 #include <cstdio>
 #include <fstream>
-#include "model_builder.h"
+#include "wok/onnx/model_builder.h"
 
 namespace {
 
 using onnx::TensorProto;
-using wok_test::ModelBuilder;
+using wok::onnx::ModelBuilder;
 
 struct ToolRun {
   int rc = -1;

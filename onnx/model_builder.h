@@ -1,11 +1,18 @@
-// Builds small ONNX models with the protobuf API, for the importer's tests
-// and examples.
+// wok::onnx::ModelBuilder: writes ONNX models from C++ with the protobuf
+// API (a node at a time), for tests, examples and small exporters:
+//
+//   ModelBuilder b;
+//   b.input("x", ::onnx::TensorProto::FLOAT, {-1, 4});   // -1: a symbolic dim
+//   b.initializer("w", values, {4, 3});
+//   b.node("MatMul", {"x", "w"}, {"y"});
+//   b.output("y", ::onnx::TensorProto::FLOAT, {-1, 3});
+//   wok::onnx::Model m = wok::onnx::load_from_bytes(b.bytes());
 #pragma once
 #include <string>
 #include <vector>
 #include "onnx/onnx_pb.h"
 
-namespace wok_test {
+namespace wok::onnx {
 
 class ModelBuilder {
  public:
@@ -29,7 +36,7 @@ class ModelBuilder {
   ModelBuilder& initializer(const std::string& name, const std::vector<float>& values, const std::vector<int64_t>& dims) {
     auto* t = model_.mutable_graph()->add_initializer();
     t->set_name(name);
-    t->set_data_type(onnx::TensorProto::FLOAT);
+    t->set_data_type(::onnx::TensorProto::FLOAT);
     for (int64_t d : dims) t->add_dims(d);
     for (float v : values) t->add_float_data(v);
     return *this;
@@ -37,12 +44,12 @@ class ModelBuilder {
   ModelBuilder& int64_initializer(const std::string& name, const std::vector<int64_t>& values) {
     auto* t = model_.mutable_graph()->add_initializer();
     t->set_name(name);
-    t->set_data_type(onnx::TensorProto::INT64);
+    t->set_data_type(::onnx::TensorProto::INT64);
     t->add_dims(static_cast<int64_t>(values.size()));
     for (int64_t v : values) t->add_int64_data(v);
     return *this;
   }
-  onnx::NodeProto& node(const std::string& op, const std::vector<std::string>& inputs,
+  ::onnx::NodeProto& node(const std::string& op, const std::vector<std::string>& inputs,
                         const std::vector<std::string>& outputs, const std::string& name = "") {
     auto* n = model_.mutable_graph()->add_node();
     n->set_op_type(op);
@@ -51,29 +58,29 @@ class ModelBuilder {
     for (const auto& o : outputs) n->add_output(o);
     return *n;
   }
-  static void attr(onnx::NodeProto& n, const std::string& name, int64_t v) {
+  static void attr(::onnx::NodeProto& n, const std::string& name, int64_t v) {
     auto* a = n.add_attribute();
     a->set_name(name);
-    a->set_type(onnx::AttributeProto::INT);
+    a->set_type(::onnx::AttributeProto::INT);
     a->set_i(v);
   }
-  static void attr(onnx::NodeProto& n, const std::string& name, float v) {
+  static void attr(::onnx::NodeProto& n, const std::string& name, float v) {
     auto* a = n.add_attribute();
     a->set_name(name);
-    a->set_type(onnx::AttributeProto::FLOAT);
+    a->set_type(::onnx::AttributeProto::FLOAT);
     a->set_f(v);
   }
-  static void attr(onnx::NodeProto& n, const std::string& name, const std::vector<int64_t>& v) {
+  static void attr(::onnx::NodeProto& n, const std::string& name, const std::vector<int64_t>& v) {
     auto* a = n.add_attribute();
     a->set_name(name);
-    a->set_type(onnx::AttributeProto::INTS);
+    a->set_type(::onnx::AttributeProto::INTS);
     for (int64_t x : v) a->add_ints(x);
   }
-  const onnx::ModelProto& proto() const { return model_; }
+  const ::onnx::ModelProto& proto() const { return model_; }
   std::string bytes() const { return model_.SerializeAsString(); }
 
  private:
-  static void value(onnx::ValueInfoProto* v, const std::string& name, int elem_type, const std::vector<int64_t>& dims) {
+  static void value(::onnx::ValueInfoProto* v, const std::string& name, int elem_type, const std::vector<int64_t>& dims) {
     v->set_name(name);
     auto* t = v->mutable_type()->mutable_tensor_type();
     t->set_elem_type(elem_type);
@@ -84,7 +91,7 @@ class ModelBuilder {
       else d->set_dim_param("d" + std::to_string(i));
     }
   }
-  onnx::ModelProto model_;
+  ::onnx::ModelProto model_;
 };
 
-}  // namespace wok_test
+}  // namespace wok::onnx
