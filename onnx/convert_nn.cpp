@@ -76,13 +76,42 @@ Outputs convert_layer_norm(const NodeContext& c) {
   return out;
 }
 
-std::string check_batch_norm(const ::onnx::NodeProto& node, int64_t) {
-  if (proto_attr_int(node, "training_mode", 0)) return "training_mode=1 (wok imports inference graphs)";
-  return "";
+// The axes a per-channel statistic reduces: all but dim 1.
+std::vector<int64_t> all_but_channels(const Tensor& x) {
+  std::vector<int64_t> axes{0};
+  for (int64_t d = 2; d < x.ndim(); ++d) axes.push_back(d);
+  return axes;
 }
 
+// Inference uses the running statistics (wok::batch_norm, one multiply-add
+// per element); training_mode=1 normalises with the batch's own and also
+// returns the updated running mean and variance.
 Outputs convert_batch_norm(const NodeContext& c) {
-  return {batch_norm(c.input(0), c.input(3), c.input(4), c.input(1), c.input(2), c.attr_float("epsilon", 1e-5))};
+  const Tensor& x = c.input(0);
+  const double eps = c.attr_float("epsilon", 1e-5);
+  if (!c.attr_int("training_mode", 0))
+    return {batch_norm(x, c.input(3), c.input(4), c.input(1), c.input(2), eps)};
+  const std::vector<int64_t> axes = all_but_channels(x);
+  Shape channel_shape(static_cast<size_t>(x.ndim()), 1);
+  channel_shape[1] = x.shape()[1];
+  const Tensor m = mean(x, axes, true), var = mean(square(x - m), axes, true);
+  const Tensor y = (x - m) * rsqrt(add(var, Scalar(eps))) * reshape(c.input(1), channel_shape) +
+                   reshape(c.input(2), channel_shape);
+  const double momentum = c.attr_float("momentum", 0.9);
+  auto running = [&](const Tensor& old, const Tensor& batch) {
+    return add(mul(old, Scalar(momentum)), mul(reshape(batch, old.shape()), Scalar(1 - momentum))).astype(old.dtype());
+  };
+  return {y, running(c.input(3), m), running(c.input(4), var)};
+}
+
+// MeanVarianceNormalization: (x - E[x]) / (sqrt(E[x^2] - E[x]^2) + 1e-9)
+// over `axes` (default [0, 2, 3]), as ONNX's function body computes it.
+Outputs convert_mvn(const NodeContext& c) {
+  const Tensor& x = c.input(0);
+  const std::vector<int64_t> axes = normalize_axes(c, c.attr_ints("axes", {0, 2, 3}), x.ndim());
+  const Tensor m = mean(x, axes, true);
+  const Tensor std_dev = sqrt(mean(square(x), axes, true) - square(m));
+  return {(x - m) / add(std_dev, Scalar(1e-9))};
 }
 
 Outputs convert_instance_norm(const NodeContext& c) {
@@ -144,50 +173,53 @@ Outputs convert_conv(const NodeContext& c) {
   return {conv2d(x, w, bias, strides, pads, dilations, group)};
 }
 
+// ConvTranspose, 1-D (as 2-D of height 1) or 2-D. Uneven begin and end
+// padding runs with the smaller of the two on both sides and slices off
+// the rest, which crops what the larger one would.
 Outputs convert_conv_transpose(const NodeContext& c) {
-  const Tensor& x = c.input(0);
-  const Tensor& w = c.input(1);
-  if (x.ndim() != 4) c.fail("only 2-D transposed convolutions are supported, input " + shape_str(x.shape()));
+  Tensor x = c.input(0);
+  Tensor w = c.input(1);
+  const size_t n = static_cast<size_t>(x.ndim()) - 2;
+  if (n != 1 && n != 2) c.fail("only 1-D and 2-D transposed convolutions are supported, input " + shape_str(x.shape()));
   std::vector<int64_t> kernel(w.shape().begin() + 2, w.shape().end());
-  const auto strides = ints_or(c, "strides", 2, 1), dilations = ints_or(c, "dilations", 2, 1);
-  auto output_padding = ints_or(c, "output_padding", 2, 0);
-  SpatialPads p{{0, 0}, {0, 0}};
+  auto strides = ints_or(c, "strides", n, 1), dilations = ints_or(c, "dilations", n, 1);
+  auto output_padding = ints_or(c, "output_padding", n, 0);
+  const std::string auto_pad = c.attr_string("auto_pad", "NOTSET");
   const std::vector<int64_t> output_shape = c.attr_ints("output_shape");
-  if (!output_shape.empty()) {
-    // The padding that gives the requested size (ONNX ConvTranspose).
-    const bool upper = c.attr_string("auto_pad", "NOTSET") == "SAME_UPPER";
-    for (size_t i = 0; i < 2; ++i) {
-      const int64_t out = output_shape[output_shape.size() - 2 + i];
-      const int64_t total = strides[i] * (x.shape()[2 + i] - 1) + output_padding[i] + (kernel[i] - 1) * dilations[i] + 1 - out;
-      p.begin[i] = upper ? total / 2 : total - total / 2;
-      p.end[i] = total - p.begin[i];
-    }
-  } else if (c.attr_string("auto_pad", "NOTSET") == "SAME_UPPER" || c.attr_string("auto_pad", "NOTSET") == "SAME_LOWER") {
-    const bool upper = c.attr_string("auto_pad", "NOTSET") == "SAME_UPPER";
-    for (size_t i = 0; i < 2; ++i) {
-      const int64_t out = x.shape()[2 + i] * strides[i];
-      const int64_t total = strides[i] * (x.shape()[2 + i] - 1) + output_padding[i] + (kernel[i] - 1) * dilations[i] + 1 - out;
-      p.begin[i] = upper ? total / 2 : total - total / 2;
+  SpatialPads p{std::vector<int64_t>(n, 0), std::vector<int64_t>(n, 0)};
+  if (!output_shape.empty() || auto_pad == "SAME_UPPER" || auto_pad == "SAME_LOWER") {
+    // The padding that gives the requested size: output_shape, or
+    // input * stride for SAME (ONNX ConvTranspose); SAME_UPPER pads the
+    // begin less.
+    for (size_t i = 0; i < n; ++i) {
+      const int64_t in = x.shape()[2 + i];
+      const int64_t out = output_shape.empty() ? in * strides[i] : output_shape[output_shape.size() - n + i];
+      const int64_t total = strides[i] * (in - 1) + output_padding[i] + (kernel[i] - 1) * dilations[i] + 1 - out;
+      p.begin[i] = auto_pad == "SAME_UPPER" ? total / 2 : total - total / 2;
       p.end[i] = total - p.begin[i];
     }
   } else {
     p = spatial_pads(c, x.shape(), kernel, strides, dilations);
   }
-  // An asymmetric pair pads the end less: the same as symmetric padding of
-  // the begin with the difference given back as output padding.
-  std::vector<int64_t> pads(2);
-  for (size_t i = 0; i < 2; ++i) {
-    if (p.end[i] < p.begin[i]) {
-      pads[i] = p.begin[i];
-      output_padding[i] += p.begin[i] - p.end[i];
-    } else if (p.end[i] > p.begin[i]) {
-      c.fail("padding the end more than the begin is not supported yet");
-    } else {
-      pads[i] = p.begin[i];
-    }
+  std::vector<int64_t> pads(n);
+  for (size_t i = 0; i < n; ++i) pads[i] = std::min(p.begin[i], p.end[i]);
+  if (n == 1) {
+    x = reshape(x, {x.shape()[0], x.shape()[1], 1, x.shape()[2]});
+    w = reshape(w, {w.shape()[0], w.shape()[1], 1, w.shape()[2]});
+    strides.insert(strides.begin(), 1);
+    dilations.insert(dilations.begin(), 1);
+    output_padding.insert(output_padding.begin(), 0);
+    pads.insert(pads.begin(), 0);
   }
-  return {conv_transpose2d(x, w, c.has_input(2) ? c.input(2) : Tensor(), strides, pads, output_padding,
-                           c.attr_int("group", 1), dilations)};
+  Tensor y = conv_transpose2d(x, w, c.has_input(2) ? c.input(2) : Tensor(), strides, pads, output_padding,
+                              c.attr_int("group", 1), dilations);
+  if (n == 1) y = reshape(y, {y.shape()[0], y.shape()[1], y.shape()[3]});
+  for (size_t i = 0; i < n; ++i) {
+    const int64_t axis = 2 + static_cast<int64_t>(i), extra_begin = p.begin[i] - pads[n == 1 ? 1 : i],
+                  extra_end = p.end[i] - pads[n == 1 ? 1 : i];
+    if (extra_begin > 0 || extra_end > 0) y = slice(y, axis, extra_begin, y.shape()[axis] - extra_end);
+  }
+  return {y};
 }
 
 std::string check_max_pool(const ::onnx::NodeProto& node, int64_t) {
@@ -301,7 +333,8 @@ void add_nn_converters(ConverterTable& t) {
   t.add("Softmax", convert_softmax<softmax_of>);
   t.add("LogSoftmax", convert_softmax<log_softmax_of>);
   t.add("LayerNormalization", convert_layer_norm);
-  t.add("BatchNormalization", convert_batch_norm, check_batch_norm);
+  t.add("BatchNormalization", convert_batch_norm);
+  t.add("MeanVarianceNormalization", convert_mvn);
   t.add("InstanceNormalization", convert_instance_norm);
   t.add("Conv", convert_conv);
   t.add("ConvTranspose", convert_conv_transpose);

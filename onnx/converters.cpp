@@ -24,6 +24,7 @@ const ConverterTable& converters() {
     add_reduction_converters(t);
     add_shape_converters(t);
     add_nn_converters(t);
+    add_recurrent_converters(t);
     return t;
   }();
   return table;

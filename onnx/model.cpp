@@ -149,7 +149,7 @@ Model::State convert(::onnx::ModelProto proto, const std::string& origin, const 
 
   const ConverterTable& table = converters();
   for (const ::onnx::NodeProto& node : g.node()) {
-    const std::string user = quoted(node.name().empty() ? (node.output_size() ? node.output(0) : "") : node.name());
+    const std::string user = quoted(node_label(node));
     const bool default_domain = node.domain().empty() || node.domain() == "ai.onnx";
     const Converter* converter = default_domain ? table.find(node.op_type()) : nullptr;
     if (!converter) {

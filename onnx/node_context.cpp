@@ -7,10 +7,15 @@ namespace wok::onnx {
 
 using ::onnx::AttributeProto;
 
+std::string node_label(const ::onnx::NodeProto& node) {
+  if (!node.name().empty()) return node.name();
+  for (const std::string& out : node.output())
+    if (!out.empty()) return out;
+  return "";
+}
+
 std::string describe_node(const ::onnx::NodeProto& node) {
-  std::string name = node.name();
-  if (name.empty() && node.output_size() > 0) name = node.output(0);
-  return "node '" + name + "' (" + node.op_type() + ")";
+  return "node '" + node_label(node) + "' (" + node.op_type() + ")";
 }
 
 std::string NodeContext::describe() const { return describe_node(node_); }

@@ -51,7 +51,9 @@ class NodeContext {
   const std::string& base_dir_;
 };
 
-// The ONNX-visible name of a node for messages, without a NodeContext.
+// How messages name a node: its name, else its first named output.
+std::string node_label(const ::onnx::NodeProto& node);
+// "node 'label' (OpType)", without a NodeContext.
 std::string describe_node(const ::onnx::NodeProto& node);
 
 }  // namespace wok::onnx
