@@ -204,6 +204,10 @@ Tensor arg_extreme(const char* name, const Tensor& x, std::vector<int64_t> axes,
                    bool last) {
   const RegisteredOp& op = WOK_BUILTIN_OP("argmax");
   if (!x.defined()) return record1(op, {x});
+  for (int64_t a : axes)  // errors name the function called, not the argmax op
+    if (!normalize_axis(a, x.ndim()))
+      throw ShapeError(std::string("wok::") + name + ": axis " + std::to_string(a) + " is out of range for " +
+                       std::string(dtype_name(x.dtype())) + shape_str(x.shape()));
   std::vector<int64_t> ax = canonical_axes(op, x, std::move(axes));
   int64_t count = 1;
   for (int64_t a : ax) {

@@ -430,6 +430,13 @@ TEST(IndexingCapture, NonzeroReadsDataSoACaptureRefusesIt) {
   EXPECT_TRUE(wt::exact<float>("compiled gather", g(t<float>({1, 2, 3}, {3}), t<int64_t>({2, 0}, {2})), {6, 2}));
   EXPECT_TRUE(wt::exact<float>("compiled gather", g(t<float>({4, 5, 6}, {3}), t<int64_t>({1, 1}, {2})), {10, 10}));
   EXPECT_THROW(g(t<float>({4, 5, 6}, {3}), t<int64_t>({3, 1}, {2})).to_vector<float>(), wok::ArgumentError);
+  // New sizes: the shape rules run again.
+  Tensor r = g(t<float>({1, 2, 3, 4, 5}, {5}), t<int64_t>({4, -1, 0}, {3}));
+  EXPECT_EQ(r.shape(), (Shape{3}));
+  EXPECT_TRUE(wt::exact<float>("compiled gather", r, {10, 10, 2}));
+  auto s = wok::compile([](const Tensor& x) { return wok::topk(wok::cumsum(x, 1), 2).indices; });
+  EXPECT_TRUE(wt::exact<int64_t>("compiled topk", s(t<float>({1, -2, 3, -1}, {2, 2})), {0, 1, 0, 1}));
+  EXPECT_TRUE(wt::exact<int64_t>("compiled topk", s(t<float>({1, -2, 3, 0, 0, 1}, {2, 3})), {2, 0, 2, 0}));
 }
 
 }  // namespace

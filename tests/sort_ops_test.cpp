@@ -154,6 +154,7 @@ TEST_P(SortOps, ArgmaxAndArgminWithSelectLastIndex) {
   EXPECT_EQ(wok::argmax(b, {}, false, true).item<int64_t>(), 2);
   EXPECT_TRUE(wt::throws_naming<wok::ShapeError>([&] { wok::argmin(wok::zeros({2, 0}), {1}); },
                                                  {"wok::argmin", "axis 1 of size 0"}));
+  EXPECT_TRUE(wt::throws_naming<wok::ShapeError>([&] { wok::argmin(x, {2}); }, {"wok::argmin", "axis 2"}));
   // The three-argument form is still a plain function (code takes its address).
   using Reduction = Tensor (*)(const Tensor&, std::vector<int64_t>, bool);
   Reduction f = wok::argmax, g = wok::argmin;
