@@ -53,7 +53,15 @@ void gather_kernel(const KernelContext& ctx) {
     U* dst = y.as<U>();
     if (inner == 1) {
       parallel_for(outer * m, kIndexGrain, [&](int64_t b, int64_t e) {
-        for (int64_t r = b; r < e; ++r) dst[r] = src[(r / m) * n + ix[r % m]];
+        // Walk (o, j) with one division per chunk, not per element.
+        int64_t o = b / m, j = b % m;
+        for (int64_t r = b; r < e; ++r) {
+          dst[r] = src[o * n + ix[j]];
+          if (++j == m) {
+            j = 0;
+            ++o;
+          }
+        }
       });
       return;
     }
