@@ -26,6 +26,23 @@ inline P step(P acc, P v) {
 template <bool kProd, typename T, typename P>
 void scan_typed(const T* x, P* out, int64_t A, int64_t n, int64_t B, bool exclusive, bool reverse) {
   const P identity = kProd ? P(1) : P(0);
+  if (B == 1) {  // the last axis: each line is contiguous, one accumulator per line
+    parallel_for(A, std::max<int64_t>(1, kIndexGrain / std::max<int64_t>(n, 1)), [&](int64_t b, int64_t e) {
+      for (int64_t a = b; a < e; ++a) {
+        const T* xa = x + a * n;
+        P* oa = out + a * n;
+        P acc = identity;
+        for (int64_t s = 0; s < n; ++s) {
+          const int64_t i = reverse ? n - 1 - s : s;
+          const P v = static_cast<P>(xa[i]);
+          if (exclusive) oa[i] = acc;
+          acc = step<kProd>(acc, v);
+          if (!exclusive) oa[i] = acc;
+        }
+      }
+    });
+    return;
+  }
   const int64_t blocks = (B + kScanColumns - 1) / kScanColumns;
   const int64_t work = n * std::min(B, kScanColumns);
   parallel_for(A * blocks, std::max<int64_t>(1, kIndexGrain / std::max<int64_t>(work, 1)), [&](int64_t b, int64_t e) {
