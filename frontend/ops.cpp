@@ -187,6 +187,60 @@ Tensor argmax(const Tensor& x, std::vector<int64_t> axes, bool keepdims) {
   return reduce(WOK_BUILTIN_OP("argmax"), x, std::move(axes), keepdims);
 }
 
+namespace {
+
+// Note [argmin and the last index]
+// argmin and select_last_index are written with the argmax op, so that they
+// fuse and run wherever it does (the x86 and CUDA generators read its
+// schema, never an attribute, and a flag on it would be one they ignore):
+//  - argmin(x) is argmax of an order-reversing map of x: -x for floats (nan
+//    stays nan, so the first nan wins, as in NumPy), -1 - x (= ~x, which
+//    never overflows) for integers, !x for bool. Under the JIT the map and
+//    the argmax are one kernel.
+//  - the last extreme is the first one of x reversed along every reduced
+//    axis; reversing all of them reverses the row-major order within the
+//    reduced block, so the index is (count - 1) - the reversed one.
+Tensor arg_extreme(const char* name, const Tensor& x, std::vector<int64_t> axes, bool keepdims, bool minimum,
+                   bool last) {
+  const RegisteredOp& op = WOK_BUILTIN_OP("argmax");
+  if (!x.defined()) return record1(op, {x});
+  for (int64_t a : axes)  // errors name the function called, not the argmax op
+    if (!normalize_axis(a, x.ndim()))
+      throw ShapeError(std::string("wok::") + name + ": axis " + std::to_string(a) + " is out of range for " +
+                       std::string(dtype_name(x.dtype())) + shape_str(x.shape()));
+  std::vector<int64_t> ax = canonical_axes(op, x, std::move(axes));
+  int64_t count = 1;
+  for (int64_t a : ax) {
+    if (x.shape()[a] == 0)
+      throw ShapeError(std::string("wok::") + name + ": cannot reduce over axis " + std::to_string(a) +
+                       " of size 0 (inputs: x " + std::string(dtype_name(x.dtype())) + shape_str(x.shape()) + ")");
+    count *= x.shape()[a];
+  }
+  Tensor v = x;
+  if (minimum) v = is_bool(x.dtype()) ? logical_not(x) : is_floating(x.dtype()) ? neg(x) : sub(Scalar(-1), x);
+  last = last && count > 1;
+  if (last)
+    for (int64_t a : ax)
+      if (x.shape()[a] > 1) v = slice(v, a, std::nullopt, std::nullopt, -1);
+  Tensor i = record1(op, {v}, positional_attrs(op, {std::move(ax), keepdims}));
+  return last ? sub(Scalar(count - 1), i) : i;
+}
+
+}  // namespace
+
+Tensor argmax(const Tensor& x, std::vector<int64_t> axes, bool keepdims, bool select_last_index) {
+  WOK_CALLER_SCOPE();
+  return arg_extreme("argmax", x, std::move(axes), keepdims, /*minimum=*/false, select_last_index);
+}
+Tensor argmin(const Tensor& x, std::vector<int64_t> axes, bool keepdims) {
+  WOK_CALLER_SCOPE();
+  return arg_extreme("argmin", x, std::move(axes), keepdims, /*minimum=*/true, /*last=*/false);
+}
+Tensor argmin(const Tensor& x, std::vector<int64_t> axes, bool keepdims, bool select_last_index) {
+  WOK_CALLER_SCOPE();
+  return arg_extreme("argmin", x, std::move(axes), keepdims, /*minimum=*/true, select_last_index);
+}
+
 Tensor reshape(const Tensor& x, Shape shape) {
   WOK_CALLER_SCOPE();
   static const RegisteredOp& op = WOK_BUILTIN_OP("reshape");

@@ -58,8 +58,14 @@ Tensor mean(const Tensor& x, std::vector<int64_t> axes = {}, bool keepdims = fal
 Tensor max(const Tensor& x, std::vector<int64_t> axes = {}, bool keepdims = false);
 Tensor min(const Tensor& x, std::vector<int64_t> axes = {}, bool keepdims = false);
 Tensor prod(const Tensor& x, std::vector<int64_t> axes = {}, bool keepdims = false);
-// int64 row-major index of the first maximum within the reduced axes.
+// int64 row-major index of the first maximum within the reduced axes (nan
+// counts as the maximum); with select_last_index, of the last one (ONNX
+// ArgMax's flag). argmin: the same for the minimum (nan counts as the
+// minimum, as in NumPy and PyTorch).
 Tensor argmax(const Tensor& x, std::vector<int64_t> axes = {}, bool keepdims = false);
+Tensor argmax(const Tensor& x, std::vector<int64_t> axes, bool keepdims, bool select_last_index);
+Tensor argmin(const Tensor& x, std::vector<int64_t> axes = {}, bool keepdims = false);
+Tensor argmin(const Tensor& x, std::vector<int64_t> axes, bool keepdims, bool select_last_index);
 
 // ---- movement -----------------------------------------------------------------
 Tensor reshape(const Tensor& x, Shape shape);  // one -1 is inferred

@@ -11,6 +11,8 @@ void register_creation_ops(OpRegistry& r);
 void register_pool_ops(OpRegistry& r);
 void register_conv_ops(OpRegistry& r);
 void register_collective_ops(OpRegistry& r);
+void register_indexing_ops(OpRegistry& r);
+void register_scan_ops(OpRegistry& r);
 }  // namespace ops
 
 void register_builtin_ops(OpRegistry& registry) {
@@ -22,6 +24,8 @@ void register_builtin_ops(OpRegistry& registry) {
   ops::register_pool_ops(registry);
   ops::register_conv_ops(registry);
   ops::register_collective_ops(registry);
+  ops::register_indexing_ops(registry);
+  ops::register_scan_ops(registry);
 }
 
 }  // namespace wok

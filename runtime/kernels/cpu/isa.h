@@ -25,6 +25,9 @@ void register_movement_kernels(OpRegistry& r);
 void register_matmul_kernels(OpRegistry& r);
 void register_pool_kernels(OpRegistry& r);
 void register_conv_kernels(OpRegistry& r);
+void register_indexing_kernels(OpRegistry& r);
+void register_scan_kernels(OpRegistry& r);
+void register_sort_kernels(OpRegistry& r);
 }  // inline namespace WOK_ISA_NS
 }  // namespace cpu
 }  // namespace wok

@@ -15,6 +15,9 @@ void WOK_ISA_CONCAT(register_kernels_, WOK_CPU_ISA)(OpRegistry& r) {
   WOK_ISA_NS::register_matmul_kernels(r);
   WOK_ISA_NS::register_pool_kernels(r);
   WOK_ISA_NS::register_conv_kernels(r);
+  WOK_ISA_NS::register_indexing_kernels(r);
+  WOK_ISA_NS::register_scan_kernels(r);
+  WOK_ISA_NS::register_sort_kernels(r);
 }
 
 }  // namespace wok::cpu
