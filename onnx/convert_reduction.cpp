@@ -53,19 +53,14 @@ Tensor logsumexp_of(const Tensor& x, std::vector<int64_t> axes, bool keepdims) {
   return sum(r, axes, false);  // drops the kept size-1 dims
 }
 
-// ArgMax and ArgMin along one axis; select_last_index picks the last of
-// equal extremes, found as the first one in the reversed axis.
+// ArgMax and ArgMin along one axis.
 template <bool kMin>
 Outputs convert_arg(const NodeContext& c) {
-  Tensor x = c.input(0);
+  const Tensor& x = c.input(0);
   const int64_t axis = normalize_axis(c, c.attr_int("axis", 0), x.ndim());
   const bool keepdims = c.attr_int("keepdims", 1) != 0;
   const bool last = c.attr_int("select_last_index", 0) != 0;
-  if (x.dtype() == DType::kBool) x = x.astype(DType::kInt32);
-  if (kMin) x = neg(x);
-  if (!last) return {argmax(x, {axis}, keepdims)};
-  Tensor reversed = slice(x, axis, std::nullopt, std::nullopt, -1);
-  return {sub(Scalar(x.size(axis) - 1), argmax(reversed, {axis}, keepdims))};
+  return {kMin ? argmin(x, {axis}, keepdims, last) : argmax(x, {axis}, keepdims, last)};
 }
 
 }  // namespace

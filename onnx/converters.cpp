@@ -25,6 +25,7 @@ const ConverterTable& converters() {
     add_shape_converters(t);
     add_nn_converters(t);
     add_recurrent_converters(t);
+    add_indexing_converters(t);
     return t;
   }();
   return table;

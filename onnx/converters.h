@@ -38,6 +38,7 @@ void add_reduction_converters(ConverterTable& table);
 void add_shape_converters(ConverterTable& table);
 void add_nn_converters(ConverterTable& table);
 void add_recurrent_converters(ConverterTable& table);
+void add_indexing_converters(ConverterTable& table);
 
 // An axis attribute or value made non-negative for a tensor of `rank`
 // dims; out of range fails naming the node.
