@@ -1,5 +1,6 @@
 // ONNX's indexing, scan and selection ops: gathers, scatters, OneHot,
 // NonZero, Compress, CumSum, TopK.
+#include "wok/frontend/creation.h"
 #include "wok/frontend/indexing.h"
 #include "wok/frontend/ops.h"
 #include "wok/frontend/scans.h"
@@ -91,6 +92,25 @@ Outputs convert_topk(const NodeContext& c) {
   return {r.values, r.indices};
 }
 
+// ReverseSequence reverses the first sequence_lens[b] steps of each batch
+// entry b: a gather along the time axis with index
+//   t < len[b] ? len[b] - 1 - t : t.
+Outputs convert_reverse_sequence(const NodeContext& c) {
+  const Tensor& x = c.input(0);
+  const int64_t time_axis = c.attr_int("time_axis", 0), batch_axis = c.attr_int("batch_axis", 1);
+  if (x.ndim() < 2 || (time_axis != 0 && time_axis != 1) || batch_axis != 1 - time_axis)
+    c.fail("time_axis and batch_axis must be 0 and 1 (either way round) of a tensor of rank >= 2, got " +
+           shape_str(x.shape()));
+  const int64_t steps = x.shape()[time_axis], batch = x.shape()[batch_axis];
+  Shape t_shape(static_cast<size_t>(x.ndim()), 1), len_shape(static_cast<size_t>(x.ndim()), 1);
+  t_shape[time_axis] = steps;
+  len_shape[batch_axis] = batch;
+  const Tensor t = arange(0, static_cast<double>(steps), 1, DType::kInt64).reshape(t_shape);
+  const Tensor len = c.input(1).astype(DType::kInt64).reshape(len_shape);
+  const Tensor source = where(lt(t, len), len - 1 - t, t);
+  return {gather_elements(x, time_axis, broadcast_to(source, x.shape()))};
+}
+
 }  // namespace
 
 void add_indexing_converters(ConverterTable& t) {
@@ -105,6 +125,7 @@ void add_indexing_converters(ConverterTable& t) {
   t.add("Compress", convert_compress);
   t.add("CumSum", convert_cumsum);
   t.add("TopK", convert_topk);
+  t.add("ReverseSequence", convert_reverse_sequence);
 }
 
 }  // namespace wok::onnx

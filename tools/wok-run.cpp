@@ -2,6 +2,7 @@
 //
 //   wok-run model.onnx [--input name=2x3[:float32] | name=file.npy ...] [--bench N]
 //           [--backend jit|precompiled] [--seed S]
+//   wok-run --ops           lists the ONNX op types wok imports
 //
 // Prints each output's shape, dtype and a checksum (the sum and the sum of
 // absolute values, in float64); with --bench N, the median latency of N
@@ -27,6 +28,7 @@ namespace {
   std::cerr << "wok-run: " << why << "\n"
             << "usage: wok-run model.onnx [--input name=2x3[:dtype] | name=file.npy]... [--bench N]\n"
                "               [--backend jit|precompiled] [--seed S]\n"
+               "       wok-run --ops   (the ONNX op types wok imports)\n"
                "  dtype: float32 (default), float64, int32, int64, bool; symbolic dims need --input\n";
   std::exit(2);
 }
@@ -112,6 +114,10 @@ wok::Tensor random_input(const std::vector<int64_t>& dims, wok::DType dtype, uin
 
 int main(int argc, char** argv) {
   if (argc < 2) usage("no model given");
+  if (std::string(argv[1]) == "--ops") {
+    for (const std::string& op : wok::onnx::supported_op_types()) std::printf("%s\n", op.c_str());
+    return 0;
+  }
   std::string model_path;
   std::map<std::string, std::string> given;
   int bench = 0;
