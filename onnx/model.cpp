@@ -26,6 +26,8 @@ struct Model::State {
   // initializers in their slots.
   std::vector<std::vector<int>> node_inputs, node_outputs;
   std::vector<Tensor> initial;
+  // Per slot: the host values of a small constant (HostValues), else null.
+  std::vector<std::shared_ptr<const HostValues>> known;
   std::unordered_map<std::string, int> slot_of;
   std::vector<int> input_slots, output_slots;
 };
@@ -99,6 +101,9 @@ ValueInfo value_info(const ::onnx::ValueInfoProto& v, Unsupported& unsupported, 
   }
 }
 
+// Constants up to this many elements have their values kept on the host.
+constexpr int64_t kKnownValuesMax = 4096;
+
 int slot(Model::State& s, const std::string& name) {
   auto [it, added] = s.slot_of.try_emplace(name, static_cast<int>(s.slot_of.size()));
   return it->second;
@@ -131,6 +136,24 @@ void assign_slots(Model::State& s, const ::onnx::GraphProto& g) {
   }
   s.initial.resize(s.slot_of.size());
   for (const auto& [name, t] : s.initializers) s.initial[static_cast<size_t>(s.slot_of.at(name))] = t;
+  // Small constants' values, for the inputs converters read (shapes, axes,
+  // pads, sizes): initializers, and Constant nodes with a tensor or int
+  // value that nothing later overwrites.
+  s.known.resize(s.slot_of.size());
+  auto remember = [&](int slot, const Tensor& t) {
+    if (t.numel() > kKnownValuesMax) return;
+    auto v = std::make_shared<HostValues>();
+    v->doubles = t.to_vector<double>();
+    if (!is_floating(t.dtype())) v->ints = t.to_vector<int64_t>();
+    s.known[static_cast<size_t>(slot)] = std::move(v);
+  };
+  for (const auto& [name, t] : s.initializers) remember(s.slot_of.at(name), t);
+  for (int n = 0; n < g.node_size(); ++n) {
+    const ::onnx::NodeProto& node = g.node(n);
+    if (node.op_type() != "Constant" || node.output_size() != 1 || !s.node_converters[static_cast<size_t>(n)]) continue;
+    NodeContext ctx(node, {}, {}, s.opset, s.base_dir);
+    remember(s.node_outputs[static_cast<size_t>(n)][0], s.node_converters[static_cast<size_t>(n)]->convert(ctx).at(0));
+  }
 }
 
 Model::State convert(::onnx::ModelProto proto, const std::string& origin, const std::string& base_dir) {
@@ -226,9 +249,17 @@ void record_nodes(const Model::State& s, std::vector<Tensor>& values) {
     const ::onnx::NodeProto& node = g.node(n);
     const std::vector<int>& in = s.node_inputs[static_cast<size_t>(n)];
     std::vector<Tensor> inputs(in.size());
-    for (size_t i = 0; i < in.size(); ++i)
-      if (in[i] >= 0) inputs[i] = values[static_cast<size_t>(in[i])];
-    NodeContext ctx(node, std::move(inputs), s.opset, s.base_dir);
+    std::vector<const HostValues*> known(in.size(), nullptr);
+    for (size_t i = 0; i < in.size(); ++i) {
+      if (in[i] < 0) continue;
+      const size_t slot = static_cast<size_t>(in[i]);
+      inputs[i] = values[slot];
+      // An initializer the caller replaced (one that doubles as an input)
+      // has other values than those read at load.
+      const bool replaced = s.initial[slot].defined() && values[slot].impl() != s.initial[slot].impl();
+      if (!replaced) known[i] = s.known[slot].get();
+    }
+    NodeContext ctx(node, std::move(inputs), std::move(known), s.opset, s.base_dir);
     Outputs outs;
     try {
       outs = s.node_converters[static_cast<size_t>(n)]->convert(ctx);

@@ -29,12 +29,16 @@ const Tensor& NodeContext::input(size_t i) const {
 
 std::vector<int64_t> NodeContext::int_values(size_t i) const {
   const Tensor& t = input(i);
+  if (i < known_.size() && known_[i] && !is_floating(t.dtype()) && t.dtype() != DType::kBool) return known_[i]->ints;
   if (is_floating(t.dtype()) || t.dtype() == DType::kBool)
     fail("input " + std::to_string(i) + " must be an integer tensor, got " + std::string(dtype_name(t.dtype())));
   return t.to_vector<int64_t>();
 }
 
-std::vector<double> NodeContext::double_values(size_t i) const { return input(i).to_vector<double>(); }
+std::vector<double> NodeContext::double_values(size_t i) const {
+  if (i < known_.size() && known_[i] && has_input(i)) return known_[i]->doubles;
+  return input(i).to_vector<double>();
+}
 
 const AttributeProto* NodeContext::find_attr(const std::string& name) const {
   for (const AttributeProto& a : node_.attribute())

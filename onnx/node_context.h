@@ -8,10 +8,20 @@
 
 namespace wok::onnx {
 
+// The values of a small constant (an initializer or a Constant node's
+// output), read once at load, so that a shape, axes or pads input is known
+// without reading tensor data while the model is recorded (which a
+// wok::compile capture refuses).
+struct HostValues {
+  std::vector<int64_t> ints;  // empty for floating tensors
+  std::vector<double> doubles;
+};
+
 class NodeContext {
  public:
-  NodeContext(const ::onnx::NodeProto& node, std::vector<Tensor> inputs, int64_t opset, const std::string& base_dir)
-      : node_(node), inputs_(std::move(inputs)), opset_(opset), base_dir_(base_dir) {}
+  NodeContext(const ::onnx::NodeProto& node, std::vector<Tensor> inputs, std::vector<const HostValues*> known,
+              int64_t opset, const std::string& base_dir)
+      : node_(node), inputs_(std::move(inputs)), known_(std::move(known)), opset_(opset), base_dir_(base_dir) {}
 
   const ::onnx::NodeProto& node() const { return node_; }
   int64_t opset() const { return opset_; }
@@ -24,8 +34,8 @@ class NodeContext {
   bool has_input(size_t i) const { return i < inputs_.size() && inputs_[i].defined(); }
   const Tensor& input(size_t i) const;
   const std::vector<Tensor>& inputs() const { return inputs_; }
-  // An input whose values the conversion needs (a shape, axes, pads): read
-  // now, which evaluates what computes it.
+  // An input whose values the conversion needs (a shape, axes, pads): known
+  // at load for a constant, else read now, which evaluates what computes it.
   std::vector<int64_t> int_values(size_t i) const;
   std::vector<double> double_values(size_t i) const;
   // The number of outputs the node names (trailing optional ones included).
@@ -47,6 +57,7 @@ class NodeContext {
   const ::onnx::AttributeProto& typed_attr(const std::string& name, ::onnx::AttributeProto::AttributeType type) const;
   const ::onnx::NodeProto& node_;
   std::vector<Tensor> inputs_;
+  std::vector<const HostValues*> known_;
   int64_t opset_;
   const std::string& base_dir_;
 };

@@ -147,3 +147,43 @@ TEST(OnnxImport, SupportedOpTypesAreListed) {
 }
 
 }  // namespace
+
+namespace {
+
+TEST(OnnxImport, AnImportedModelCanBeCaptured) {
+  // Reshape reads its shape (an initializer) while the model is recorded.
+  ModelBuilder b;
+  b.input("x", TensorProto::FLOAT, {2, 6});
+  b.int64_initializer("shape", {3, 4});
+  b.node("Reshape", {"x", "shape"}, {"r"});
+  b.node("Tanh", {"r"}, {"y"});
+  b.output("y", TensorProto::FLOAT, {3, 4});
+  const wok::onnx::Model m = wok::onnx::load_from_bytes(b.bytes());
+  auto f = wok::compile([&](const wok::Tensor& x) { return m.run({x})[0]; });
+  const wok::Tensor x = wok::rand({2, 6}, 3);
+  const std::vector<float> got = f(x).to_vector<float>(), in = x.to_vector<float>();
+  ASSERT_EQ(got.size(), 12u);
+  for (size_t i = 0; i < got.size(); ++i) EXPECT_NEAR(got[i], std::tanh(in[i]), 1e-6);
+  EXPECT_EQ(f(x).shape(), wok::Shape({3, 4}));
+}
+
+}  // namespace
+
+namespace {
+
+TEST(OnnxImport, AnInitializerThatDoublesAsAnInputCanBeReplaced) {
+  ModelBuilder b;
+  b.input("x", TensorProto::FLOAT, {2, 6});
+  b.input("shape", TensorProto::INT64, {2});
+  b.int64_initializer("shape", {3, 4});  // the default of input "shape"
+  b.node("Reshape", {"x", "shape"}, {"y"});
+  b.output("y", TensorProto::FLOAT, {-1, -1});
+  const wok::onnx::Model m = wok::onnx::load_from_bytes(b.bytes());
+  ASSERT_EQ(m.inputs().size(), 1u) << "an input with an initializer is optional";
+  const wok::Tensor x = wok::rand({2, 6}, 3);
+  EXPECT_EQ(m.run({{"x", x}}).at("y").shape(), wok::Shape({3, 4}));
+  const wok::Tensor shape = wok::from_vector<int64_t>({6, 2});
+  EXPECT_EQ(m.run({{"x", x}, {"shape", shape}}).at("y").shape(), wok::Shape({6, 2}));
+}
+
+}  // namespace
