@@ -15,6 +15,7 @@
 #include "wok/frontend/ops.h"
 #include "wok/frontend/pooling.h"
 #include "wok/frontend/runtime_api.h"
+#include "wok/frontend/shape_ops.h"
 #include "wok/frontend/tensor.h"
 #include "wok/runtime/device.h"
 #include "wok/runtime/dtype.h"
