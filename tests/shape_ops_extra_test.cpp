@@ -289,6 +289,17 @@ TEST_F(ShapeOpsLaunches, TrilFusesWithItsNeighbours) {
   EXPECT_EQ(launches_of({wok::softmax(m)}), 3);
 }
 
+// pad is one pass over its output on the CPU; the composition it falls
+// back to elsewhere costs a copy per padded axis and its fills.
+TEST_F(ShapeOpsLaunches, PadIsOneKernel) {
+  Tensor x = wok::from_vector(floats(2 * 3 * 16 * 16, 5), {2, 3, 16, 16});
+  const std::vector<int64_t> pads = {0, 0, 1, 2, 0, 0, 3, 1};
+  EXPECT_EQ(launches_of({wok::pad(x, pads)}), 1);
+  EXPECT_EQ(launches_of({wok::pad(x, pads, "reflect")}), 1);
+  EXPECT_GT(launches_of({wok::detail::pad_composed(x, pads, "reflect", 0)}), 2);
+  EXPECT_EQ(launches_of({wok::resize(x, {1, 1, 2, 2}, "linear")}), 1);
+}
+
 // logsumexp is one row kernel, like log_softmax.
 TEST_F(ShapeOpsLaunches, LogSumExpIsOneKernel) {
   Tensor x = wok::from_vector(floats(32 * 100, 4), {32, 100});
