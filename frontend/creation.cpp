@@ -5,6 +5,7 @@
 
 #include "wok/frontend/dispatch.h"
 #include "wok/frontend/ops.h"
+#include "wok/frontend/shape_ops.h"
 #include "wok/runtime/thread_pool.h"
 
 namespace wok {
@@ -67,10 +68,9 @@ Tensor arange(double start, double stop, double step, DType dtype, Device device
   WOK_CALLER_SCOPE();
   if (step == 0 || !std::isfinite(start) || !std::isfinite(stop) || !std::isfinite(step))
     throw ArgumentError("arange: start, stop and step must be finite and step non-zero");
-  int64_t n = std::max<int64_t>(0, static_cast<int64_t>(std::ceil((stop - start) / step)));
-  std::vector<double> v(static_cast<size_t>(n));
-  for (int64_t i = 0; i < n; ++i) v[i] = start + static_cast<double>(i) * step;
-  return from_vector(v, {n}, device).astype(dtype);
+  // wok::range in float64 (start + i * step, ceil((stop - start) / step)
+  // values), then cast: integer dtypes truncate each value.
+  return range(start, stop, step, DType::kFloat64, device).astype(dtype);
 }
 
 namespace {

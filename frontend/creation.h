@@ -19,7 +19,8 @@ Tensor full(Shape shape, Scalar value, Device device = Device::cpu());
 Tensor zeros(Shape shape, DType dtype = DType::kFloat32, Device device = Device::cpu());
 Tensor ones(Shape shape, DType dtype = DType::kFloat32, Device device = Device::cpu());
 
-// start, start + step, ... below stop.
+// start, start + step, ... below stop: wok::range (frontend/shape_ops.h)
+// computed in float64, then cast to `dtype`.
 Tensor arange(double start, double stop, double step = 1, DType dtype = DType::kFloat32,
               Device device = Device::cpu());
 

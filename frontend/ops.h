@@ -52,7 +52,9 @@ Tensor where(const Tensor& cond, Scalar a, const Tensor& b);
 Tensor clamp(const Tensor& x, std::optional<double> lo, std::optional<double> hi);
 
 // ---- reductions ---------------------------------------------------------------
-// `axes` may be negative; empty means every axis.
+// `axes` may be negative; empty means every axis. Over zero elements each
+// gives its identity (ONNX): sum 0, prod 1, max -inf and min +inf (an
+// integer's lowest and highest value), mean nan (docs/numerics.md).
 Tensor sum(const Tensor& x, std::vector<int64_t> axes = {}, bool keepdims = false);
 Tensor mean(const Tensor& x, std::vector<int64_t> axes = {}, bool keepdims = false);
 Tensor max(const Tensor& x, std::vector<int64_t> axes = {}, bool keepdims = false);

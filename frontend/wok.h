@@ -18,6 +18,7 @@
 #include "wok/frontend/pooling.h"
 #include "wok/frontend/runtime_api.h"
 #include "wok/frontend/scans.h"
+#include "wok/frontend/shape_ops.h"
 #include "wok/frontend/tensor.h"
 #include "wok/frontend/windows.h"
 #include "wok/runtime/device.h"

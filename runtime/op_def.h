@@ -45,8 +45,9 @@ std::string_view op_kind_name(OpKind kind);
 
 // What a reduction op computes, for passes and code generators (which read
 // this, never the op's name). The combining instruction fixes the identity
-// (0 for sum, 1 for prod, none for max, min and argmax: an empty axis is an
-// error there) and how partial results merge.
+// (0 for sum, 1 for prod, -inf for max and +inf for min (an integer's
+// lowest and highest value), none for argmax: an empty axis is an error
+// there) and how partial results merge.
 struct ReductionSchema {
   ScalarOp combine = ScalarOp::kReduceSum;  // kReduceSum, kReduceProd, kReduceMax, kReduceMin, kReduceArgmax
   bool divides_by_count = false;            // mean: the combined value over the count

@@ -168,6 +168,14 @@ inline Val ref_reduce(R kind, const Val& x, const std::vector<int64_t>& axes, bo
       case R::kMax:
       case R::kMin: {
         const bool mx = kind == R::kMax;
+        if (idx.empty()) {  // the identity: -inf / +inf, an integer's lowest / highest, false / true
+          if (xf) e.f = mx ? -kInf : kInf;
+          else if (t == DType::kBool) e.i = mx ? 0 : 1;
+          else if (t == DType::kInt32) e.i = mx ? std::numeric_limits<int32_t>::min() : std::numeric_limits<int32_t>::max();
+          else e.i = mx ? std::numeric_limits<int64_t>::min() : std::numeric_limits<int64_t>::max();
+          e.r = 0;
+          break;
+        }
         if (!xf) {
           int64_t m = x.i[idx[0]];
           for (int64_t f : idx) m = mx ? std::max(m, x.i[f]) : std::min(m, x.i[f]);

@@ -1,6 +1,15 @@
-// Ops that move or select elements without arithmetic.
+// Ops that move or select elements without arithmetic, and the shape
+// family's other ops with kernels of their own: pad, resize (which
+// interpolates) and range (a creation op). The other shape functions of
+// frontend/shape_ops.h are compositions of these and need no op.
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+
 #include "wok/runtime/op_registry.h"
 #include "wok/runtime/ops/op_rules.h"
+#include "wok/runtime/ops/shape_geometry.h"
 
 namespace wok::ops {
 
@@ -132,7 +141,274 @@ OpDef concat_op() {
   return def;
 }
 
+
+// ONNX Pad: pads are [begin_0, ..., begin_{n-1}, end_0, ..., end_{n-1}];
+// negative pads crop. Modes constant, reflect, edge, wrap (PadAxis).
+OpDef pad_op() {
+  OpDef def;
+  def.name = "pad";
+  def.inputs = {"x"};
+  def.attrs = {{"pads", AttrType::kInts, std::nullopt},
+               {"mode", AttrType::kString, std::string("constant")},
+               {"value", AttrType::kScalar, Scalar(0.0)}};
+  def.kind = OpKind::kMovement;
+  def.infer_shape = [](std::span<const Shape> in, const Attrs& a) {
+    const auto& pads = a.get_ints("pads");
+    const size_t n = in[0].size();
+    if (pads.size() != 2 * n)
+      throw ShapeError("pad needs 2 pads per axis, begins then ends (" + std::to_string(2 * n) + " for rank " +
+                       std::to_string(n) + "), got " + shape_str(pads));
+    std::optional<PadMode> mode = parse_pad_mode(a.get_string("mode"));
+    if (!mode)
+      throw ArgumentError("pad mode '" + a.get_string("mode") + "' is not one of constant, reflect, edge, wrap");
+    Shape out(n);
+    for (size_t i = 0; i < n; ++i) {
+      std::string why = pad_axis_error(in[0][i], pads[i], pads[i + n], *mode);
+      if (!why.empty()) throw ShapeError("axis " + std::to_string(i) + ": " + why);
+      out[i] = pad_axis(in[0][i], pads[i], pads[i + n]).out();
+    }
+    return std::vector<Shape>{out};
+  };
+  def.infer_dtype = same_dtype();
+  def.doc = "ONNX Pad: pads [begins..., ends...] (negative crops), mode constant | reflect | edge | wrap";
+  return def;
+}
+
+// ONNX Resize over every axis, to the output shape `sizes`. "scales" is
+// empty when the caller gave sizes (each axis's scale is then out / in),
+// else the caller's scales (format_scales), which the coordinate
+// transformation reads.
+OpDef resize_op() {
+  OpDef def;
+  def.name = "resize";
+  def.inputs = {"x"};
+  def.attrs = {{"sizes", AttrType::kInts, std::nullopt},
+               {"scales", AttrType::kString, std::string()},
+               {"mode", AttrType::kString, std::string("nearest")},
+               {"coordinate_transformation_mode", AttrType::kString, std::string("half_pixel")},
+               {"nearest_mode", AttrType::kString, std::string("round_prefer_floor")}};
+  def.kind = OpKind::kOpaque;  // linear mode computes
+  def.infer_shape = [](std::span<const Shape> in, const Attrs& a) {
+    const Shape& to = a.get_ints("sizes");
+    const size_t n = in[0].size();
+    if (to.size() != n)
+      throw ShapeError("resize needs one output size per axis (rank " + std::to_string(n) + "), got " + shape_str(to));
+    if (!parse_resize_mode(a.get_string("mode")))
+      throw ArgumentError("resize mode '" + a.get_string("mode") + "' is not nearest or linear");
+    if (!parse_coordinate_mode(a.get_string("coordinate_transformation_mode")))
+      throw ArgumentError("coordinate_transformation_mode '" + a.get_string("coordinate_transformation_mode") +
+                          "' is not one of half_pixel, half_pixel_symmetric, pytorch_half_pixel, align_corners, "
+                          "asymmetric, tf_half_pixel_for_nn");
+    if (!parse_nearest_mode(a.get_string("nearest_mode")))
+      throw ArgumentError("nearest_mode '" + a.get_string("nearest_mode") +
+                          "' is not one of round_prefer_floor, round_prefer_ceil, floor, ceil");
+    for (size_t i = 0; i < n; ++i) {
+      if (to[i] < 0) throw ShapeError("resize target " + shape_str(to) + " has a negative dimension");
+      if (in[0][i] == 0 && to[i] != 0)
+        throw ShapeError("axis " + std::to_string(i) + " is empty and cannot be resized to " + std::to_string(to[i]));
+    }
+    std::vector<double> scales = resize_scales(a.get_string("scales"), in[0], to);
+    if (scales.size() != n) throw ShapeError("resize scales '" + a.get_string("scales") + "' are not one per axis");
+    for (size_t i = 0; i < n; ++i)
+      if (!(scales[i] > 0) || !std::isfinite(scales[i]))
+        throw ShapeError("resize scale of axis " + std::to_string(i) + " is not positive and finite");
+    return std::vector<Shape>{to};
+  };
+  def.infer_dtype = [](std::span<const DType> in, const Attrs& a) {
+    if (parse_resize_mode(a.get_string("mode")) == ResizeMode::kLinear && !is_floating(in[0]))
+      throw DTypeError("linear resize takes float32 or float64 (cast first), got " +
+                       std::string(dtype_name(in[0])));
+    return one(in[0]);
+  };
+  def.doc = "ONNX Resize of every axis to `sizes`, nearest or (separable) linear";
+  return def;
+}
+
+// ONNX Range: start + i * delta for i < n (the frontend computes n).
+// Integers are exact (int64 arithmetic, wrapping); floats are computed in
+// float64 and rounded once.
+OpDef range_op() {
+  OpDef def;
+  def.name = "range";
+  def.attrs = {{"start", AttrType::kScalar, std::nullopt},
+               {"delta", AttrType::kScalar, std::nullopt},
+               {"n", AttrType::kInt, std::nullopt},
+               {"dtype", AttrType::kDType, DType::kFloat32}};
+  def.kind = OpKind::kCreation;
+  def.infer_shape = [](std::span<const Shape>, const Attrs& a) {
+    int64_t n = a.get_int("n");
+    if (n < 0) throw ShapeError("range length " + std::to_string(n) + " is negative");
+    return std::vector<Shape>{Shape{n}};
+  };
+  def.infer_dtype = [](std::span<const DType>, const Attrs& a) {
+    DType t = a.get_dtype("dtype");
+    if (t == DType::kBool) throw DTypeError("range is not defined for bool");
+    return one(t);
+  };
+  def.doc = "start, start + delta, ... (n values): ONNX Range";
+  return def;
+}
+
 }  // namespace
+
+// ---- pad and resize geometry (runtime/ops/shape_geometry.h) ------------------------------
+
+std::optional<PadMode> parse_pad_mode(std::string_view mode) {
+  if (mode == "constant") return PadMode::kConstant;
+  if (mode == "reflect") return PadMode::kReflect;
+  if (mode == "edge") return PadMode::kEdge;
+  if (mode == "wrap") return PadMode::kWrap;
+  return std::nullopt;
+}
+
+PadAxis pad_axis(int64_t size, int64_t begin, int64_t end) {
+  PadAxis a;
+  a.crop_begin = std::max<int64_t>(-begin, 0);
+  a.kept = size - a.crop_begin - std::max<int64_t>(-end, 0);
+  a.pad_begin = std::max<int64_t>(begin, 0);
+  a.pad_end = std::max<int64_t>(end, 0);
+  return a;
+}
+
+std::string pad_axis_error(int64_t size, int64_t begin, int64_t end, PadMode mode) {
+  const PadAxis a = pad_axis(size, begin, end);
+  if (a.kept < 0)
+    return "pads " + std::to_string(begin) + ", " + std::to_string(end) + " crop more than its " +
+           std::to_string(size) + " elements";
+  const bool pads = a.pad_begin > 0 || a.pad_end > 0;
+  if (mode == PadMode::kReflect && pads && (a.pad_begin >= a.kept || a.pad_end >= a.kept))
+    return "reflect pads " + std::to_string(a.pad_begin) + ", " + std::to_string(a.pad_end) +
+           " must be smaller than the size they reflect (" + std::to_string(a.kept) + ")";
+  if ((mode == PadMode::kEdge || mode == PadMode::kWrap) && pads && a.kept == 0)
+    return std::string(mode == PadMode::kEdge ? "edge" : "wrap") + " padding of an empty axis";
+  return "";
+}
+
+std::vector<int64_t> pad_axis_map(const PadAxis& a, PadMode mode) {
+  std::vector<int64_t> m(static_cast<size_t>(a.out()));
+  for (int64_t j = 0; j < a.out(); ++j) {
+    int64_t t = j - a.pad_begin;  // in the cropped axis
+    if (t < 0 || t >= a.kept) {
+      switch (mode) {
+        case PadMode::kConstant: t = -1; break;
+        case PadMode::kEdge: t = std::clamp<int64_t>(t, 0, a.kept - 1); break;
+        case PadMode::kReflect: t = t < 0 ? -t : 2 * (a.kept - 1) - t; break;
+        case PadMode::kWrap: t = ((t % a.kept) + a.kept) % a.kept; break;
+      }
+    }
+    m[static_cast<size_t>(j)] = t < 0 ? -1 : a.crop_begin + t;
+  }
+  return m;
+}
+
+std::optional<ResizeMode> parse_resize_mode(std::string_view s) {
+  if (s == "nearest") return ResizeMode::kNearest;
+  if (s == "linear") return ResizeMode::kLinear;
+  return std::nullopt;
+}
+
+std::optional<CoordinateMode> parse_coordinate_mode(std::string_view s) {
+  if (s == "half_pixel") return CoordinateMode::kHalfPixel;
+  if (s == "half_pixel_symmetric") return CoordinateMode::kHalfPixelSymmetric;
+  if (s == "pytorch_half_pixel") return CoordinateMode::kPytorchHalfPixel;
+  if (s == "align_corners") return CoordinateMode::kAlignCorners;
+  if (s == "asymmetric") return CoordinateMode::kAsymmetric;
+  if (s == "tf_half_pixel_for_nn") return CoordinateMode::kTfHalfPixelForNn;
+  return std::nullopt;
+}
+
+std::optional<NearestMode> parse_nearest_mode(std::string_view s) {
+  if (s == "round_prefer_floor") return NearestMode::kRoundPreferFloor;
+  if (s == "round_prefer_ceil") return NearestMode::kRoundPreferCeil;
+  if (s == "floor") return NearestMode::kFloor;
+  if (s == "ceil") return NearestMode::kCeil;
+  return std::nullopt;
+}
+
+std::string format_scales(const std::vector<double>& scales) {
+  std::string out;
+  for (size_t i = 0; i < scales.size(); ++i) {
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%.17g", scales[i]);  // round-trips exactly
+    if (i) out += ',';
+    out += buf;
+  }
+  return out;
+}
+
+std::vector<double> resize_scales(const std::string& spelled, const std::vector<int64_t>& in,
+                                  const std::vector<int64_t>& out) {
+  std::vector<double> s;
+  if (spelled.empty()) {
+    for (size_t i = 0; i < in.size() && i < out.size(); ++i)
+      s.push_back(in[i] == 0 ? 1.0 : static_cast<double>(out[i]) / static_cast<double>(in[i]));
+    return s;
+  }
+  const char* p = spelled.c_str();
+  while (*p) {
+    char* end = nullptr;
+    s.push_back(std::strtod(p, &end));
+    if (end == p) return {};
+    p = *end == ',' ? end + 1 : end;
+  }
+  return s;
+}
+
+double resize_source_coordinate(CoordinateMode m, int64_t x, double scale, int64_t in, int64_t out) {
+  const double xr = static_cast<double>(x);
+  switch (m) {
+    case CoordinateMode::kHalfPixel: return (xr + 0.5) / scale - 0.5;
+    case CoordinateMode::kHalfPixelSymmetric: {
+      const double adjustment = static_cast<double>(out) / (scale * static_cast<double>(in));
+      const double center = static_cast<double>(in) / 2;
+      return center * (1 - adjustment) + (xr + 0.5) / scale - 0.5;
+    }
+    case CoordinateMode::kPytorchHalfPixel: return out > 1 ? (xr + 0.5) / scale - 0.5 : 0.0;
+    case CoordinateMode::kAlignCorners:
+      return out == 1 ? 0.0 : xr * static_cast<double>(in - 1) / static_cast<double>(out - 1);
+    case CoordinateMode::kAsymmetric: return xr / scale;
+    case CoordinateMode::kTfHalfPixelForNn: return (xr + 0.5) / scale;
+  }
+  return xr;
+}
+
+std::vector<int64_t> resize_nearest_map(CoordinateMode m, NearestMode n, double scale, int64_t in, int64_t out) {
+  std::vector<int64_t> map(static_cast<size_t>(out));
+  for (int64_t x = 0; x < out; ++x) {
+    const double c = resize_source_coordinate(m, x, scale, in, out);
+    const double f = std::floor(c), r = c - f;
+    bool up = false;
+    if (r != 0) {
+      switch (n) {
+        case NearestMode::kRoundPreferFloor: up = r > 0.5; break;
+        case NearestMode::kRoundPreferCeil: up = r >= 0.5; break;
+        case NearestMode::kFloor: up = false; break;
+        case NearestMode::kCeil: up = true; break;
+      }
+    }
+    const double i = std::clamp(f + (up ? 1.0 : 0.0), 0.0, static_cast<double>(in - 1));
+    map[static_cast<size_t>(x)] = static_cast<int64_t>(i);
+  }
+  return map;
+}
+
+LinearTaps resize_linear_taps(CoordinateMode m, double scale, int64_t in, int64_t out) {
+  LinearTaps t;
+  t.lo.resize(static_cast<size_t>(out));
+  t.hi.resize(static_cast<size_t>(out));
+  t.w.resize(static_cast<size_t>(out));
+  t.identity = in == out;
+  for (int64_t x = 0; x < out; ++x) {
+    const double c = std::clamp(resize_source_coordinate(m, x, scale, in, out), 0.0, static_cast<double>(in - 1));
+    const double f = std::floor(c);
+    const auto lo = static_cast<int64_t>(f);
+    t.lo[static_cast<size_t>(x)] = lo;
+    t.hi[static_cast<size_t>(x)] = std::min(lo + 1, in - 1);
+    t.w[static_cast<size_t>(x)] = c - f;
+    t.identity = t.identity && lo == x && c == f;
+  }
+  return t;
+}
 
 void register_movement_ops(OpRegistry& r) {
   r.add(reshape_op());
@@ -140,6 +416,9 @@ void register_movement_ops(OpRegistry& r) {
   r.add(broadcast_to_op());
   r.add(slice_op());
   r.add(concat_op());
+  r.add(pad_op());
+  r.add(resize_op());
+  r.add(range_op());
 }
 
 }  // namespace wok::ops

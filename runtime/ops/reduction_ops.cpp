@@ -55,11 +55,17 @@ OpDef reduction(std::string name, ReduceResult result, bool needs_identity, Redu
 }  // namespace
 
 void register_reduction_ops(OpRegistry& r) {
-  r.add(reduction("sum", ReduceResult::kAccumulate, false, {ScalarOp::kReduceSum}, "sum; integers accumulate in int64"));
+  r.add(reduction("sum", ReduceResult::kAccumulate, false, {ScalarOp::kReduceSum},
+                  "sum; integers accumulate in int64; 0 over zero elements"));
   r.add(reduction("mean", ReduceResult::kMean, false, {ScalarOp::kReduceSum, /*divides_by_count=*/true}, "arithmetic mean; nan over zero elements"));
-  r.add(reduction("max", ReduceResult::kSame, true, {ScalarOp::kReduceMax}, "maximum, nan-propagating"));
-  r.add(reduction("min", ReduceResult::kSame, true, {ScalarOp::kReduceMin}, "minimum, nan-propagating"));
-  r.add(reduction("prod", ReduceResult::kAccumulate, false, {ScalarOp::kReduceProd}, "product; integers accumulate in int64"));
+  // Over zero elements max and min give their identity (ONNX): -inf and
+  // +inf, an integer dtype's lowest and highest value, false and true.
+  r.add(reduction("max", ReduceResult::kSame, false, {ScalarOp::kReduceMax},
+                  "maximum, nan-propagating; -inf (integers: the lowest value) over zero elements"));
+  r.add(reduction("min", ReduceResult::kSame, false, {ScalarOp::kReduceMin},
+                  "minimum, nan-propagating; +inf (integers: the highest value) over zero elements"));
+  r.add(reduction("prod", ReduceResult::kAccumulate, false, {ScalarOp::kReduceProd},
+                  "product; integers accumulate in int64; 1 over zero elements"));
   r.add(reduction("argmax", ReduceResult::kIndex, true, {ScalarOp::kReduceArgmax},
                   "row-major index of the first maximum within the reduced axes (nan counts as maximum)"));
 }

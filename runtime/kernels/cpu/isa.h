@@ -22,6 +22,7 @@ void register_binary_formula_kernels(OpRegistry& r);  // and the binary ones
 void register_fill_kernels(OpRegistry& r);
 void register_reduction_kernels(OpRegistry& r);
 void register_movement_kernels(OpRegistry& r);
+void register_shape_kernels(OpRegistry& r);  // resize, range
 void register_matmul_kernels(OpRegistry& r);
 void register_pool_kernels(OpRegistry& r);
 void register_conv_kernels(OpRegistry& r);

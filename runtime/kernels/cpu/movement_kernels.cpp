@@ -1,5 +1,5 @@
-// Precompiled kernels of the movement ops: permute, broadcast_to, slice and
-// concat (reshape aliases its input and has none). They copy bytes, so they
+// Precompiled kernels of the movement ops: permute, broadcast_to, slice,
+// concat and pad (reshape aliases its input and has none). They copy bytes, so they
 // dispatch on the item size (1, 4 or 8 bytes), not on the dtype.
 //
 // Each op describes its output as a strided view of its input: a few merged
@@ -16,9 +16,11 @@
 #include <vector>
 
 #include "wok/runtime/error.h"
+#include "wok/runtime/kernels/cpu/axis_gather.h"
 #include "wok/runtime/kernels/cpu/isa.h"
 #include "wok/runtime/kernels/cpu/strided_loop.h"
 #include "wok/runtime/op_registry.h"
+#include "wok/runtime/ops/shape_geometry.h"
 #include "wok/runtime/thread_pool.h"
 
 namespace wok::cpu::WOK_ISA_NS {
@@ -365,6 +367,36 @@ void concat_kernel(const KernelContext& ctx) {
   });
 }
 
+// ---- pad ----------------------------------------------------------------------------------
+
+// One pass over the output: each axis's pads become an index map
+// (ops::pad_axis_map), and gather_axes copies contiguous runs, fills the
+// constant's runs and reads reflected, edge or wrapped elements one by one.
+void pad_kernel(const KernelContext& ctx) {
+  const TensorRef& x = ctx.inputs[0];
+  const TensorRef& y = ctx.outputs[0];
+  if (y.numel() == 0) return;
+  const Shape& in = *x.shape;
+  const auto& pads = ctx.attrs.get_ints("pads");
+  const ops::PadMode mode = ops::parse_pad_mode(ctx.attrs.get_string("mode")).value();
+  const size_t n = in.size();
+  std::vector<std::vector<int64_t>> maps(n);
+  for (size_t i = 0; i < n; ++i) maps[i] = ops::pad_axis_map(ops::pad_axis(in[i], pads[i], pads[i + n]), mode);
+  const Scalar value = ctx.attrs.get_scalar("value").cast(x.dtype);
+  visit_itemsize(itemsize(x.dtype), [&](auto tag) {
+    using U = decltype(tag);
+    U fill{};
+    visit_dtype(x.dtype, [&](auto t) {
+      using T = decltype(t);
+      if constexpr (sizeof(T) == sizeof(U)) {
+        const T v = value.to<T>();
+        std::memcpy(&fill, &v, sizeof(U));
+      }
+    });
+    gather_axes<U>(in, *y.shape, maps, fill, x.as<U>(), y.as<U>());
+  });
+}
+
 }  // namespace
 
 void register_movement_kernels(OpRegistry& r) {
@@ -373,6 +405,7 @@ void register_movement_kernels(OpRegistry& r) {
   r.add_kernel("broadcast_to", cpu, broadcast_to_kernel);
   r.add_kernel("slice", cpu, slice_kernel);
   r.add_kernel("concat", cpu, concat_kernel);
+  r.add_kernel("pad", cpu, pad_kernel);
 }
 
 }  // namespace wok::cpu::WOK_ISA_NS

@@ -50,12 +50,6 @@ bool is_nan(T v) {
   else return false;
 }
 
-template <typename T>
-T nan_or_zero() {
-  if constexpr (std::is_floating_point_v<T>) return std::numeric_limits<T>::quiet_NaN();
-  else return T(0);
-}
-
 // ---- ops ---------------------------------------------------------------------------
 // Each op says how to start from one element (first), fold in another
 // (step), combine two partial results of consecutive ranges (merge, left
@@ -110,7 +104,12 @@ struct MaxMinOp {
   static P step(P a, In x, int64_t) { return kMax ? vm::maximum(a, x) : vm::minimum(a, x); }
   static P merge(P a, P b) { return step(a, b, 0); }
   static Out finish(P a, int64_t) { return a; }
-  static Out empty() { return nan_or_zero<T>(); }  // rejected by the shape rule
+  // The identity (ONNX): -inf / +inf, an integer's lowest / highest, false / true.
+  static Out empty() {
+    if constexpr (std::is_floating_point_v<T>)
+      return kMax ? -std::numeric_limits<T>::infinity() : std::numeric_limits<T>::infinity();
+    else return kMax ? std::numeric_limits<T>::lowest() : std::numeric_limits<T>::max();
+  }
 };
 
 template <typename T>
