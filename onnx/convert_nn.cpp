@@ -150,9 +150,12 @@ SpatialPads spatial_pads(const NodeContext& c, const Shape& in, const std::vecto
   return p;
 }
 
-std::vector<int64_t> symmetric(const NodeContext& c, const SpatialPads& p) {
-  if (p.begin != p.end) c.fail("asymmetric padding is not supported yet");
-  return p.begin;
+// wok's padding argument: all the begins, then all the ends (ONNX's order,
+// which conv2d and the pools take as is).
+std::vector<int64_t> begin_then_end(const SpatialPads& p) {
+  std::vector<int64_t> pads = p.begin;
+  pads.insert(pads.end(), p.end.begin(), p.end.end());
+  return pads;
 }
 
 std::vector<int64_t> ints_or(const NodeContext& c, const std::string& name, size_t n, int64_t fallback) {
@@ -167,7 +170,7 @@ Outputs convert_conv(const NodeContext& c) {
   if (n != 1 && n != 2) c.fail("only 1-D and 2-D convolutions are supported, input " + shape_str(x.shape()));
   std::vector<int64_t> kernel(w.shape().begin() + 2, w.shape().end());
   const auto strides = ints_or(c, "strides", n, 1), dilations = ints_or(c, "dilations", n, 1);
-  const auto pads = symmetric(c, spatial_pads(c, x.shape(), kernel, strides, dilations));
+  const auto pads = begin_then_end(spatial_pads(c, x.shape(), kernel, strides, dilations));
   const int64_t group = c.attr_int("group", 1);
   if (n == 1) return {conv1d(x, w, bias, strides, pads, dilations, group)};
   return {conv2d(x, w, bias, strides, pads, dilations, group)};
@@ -238,7 +241,8 @@ Outputs convert_pool(const NodeContext& c) {
   const std::vector<int64_t> kernel = c.attr_ints("kernel_shape");
   if (kernel.size() != n) c.fail("kernel_shape must have " + std::to_string(n) + " entries");
   auto strides = ints_or(c, "strides", n, 1), dilations = ints_or(c, "dilations", n, 1);
-  auto pads = symmetric(c, spatial_pads(c, x.shape(), kernel, strides, dilations));
+  const SpatialPads spatial = spatial_pads(c, x.shape(), kernel, strides, dilations);
+  std::vector<int64_t> pads = begin_then_end(spatial);
   const bool ceil_mode = c.attr_int("ceil_mode", 0) != 0;
   auto k2 = kernel;
   if (n == 1) {
@@ -246,7 +250,7 @@ Outputs convert_pool(const NodeContext& c) {
     k2.insert(k2.begin(), 1);
     strides.insert(strides.begin(), 1);
     dilations.insert(dilations.begin(), 1);
-    pads.insert(pads.begin(), 0);
+    pads = {0, spatial.begin[0], 0, spatial.end[0]};
   }
   Tensor y;
   if (kMax) {

@@ -1,5 +1,6 @@
 // ONNX's Reduce* ops and ArgMax/ArgMin.
 #include "wok/frontend/ops.h"
+#include "wok/frontend/shape_ops.h"
 #include "wok/onnx/converters.h"
 
 namespace wok::onnx {
@@ -21,36 +22,29 @@ bool reduced_axes(const NodeContext& c, std::vector<int64_t>& axes) {
   return true;
 }
 
-// One Reduce* op: `pre` maps the input, `reduce` reduces, `post` maps the
-// result; the result keeps the input's dtype, as ONNX's do.
-template <Tensor (*Pre)(const Tensor&), Tensor (*Reduce)(const Tensor&, std::vector<int64_t>, bool),
-          Tensor (*Post)(const Tensor&)>
+// One Reduce* op; the result keeps the input's dtype, as ONNX's do. With
+// noop_with_empty_axes and no axes the input passes through.
+template <Tensor (*Reduce)(const Tensor&, std::vector<int64_t>, bool)>
 Outputs reduce_op(const NodeContext& c) {
   const Tensor& x = c.input(0);
   std::vector<int64_t> axes;
-  if (!reduced_axes(c, axes)) return {Post(Pre(x)).astype(x.dtype())};
-  const bool keepdims = c.attr_int("keepdims", 1) != 0;
-  return {Post(Reduce(Pre(x), axes, keepdims)).astype(x.dtype())};
+  if (!reduced_axes(c, axes)) return {x};
+  return {Reduce(x, axes, c.attr_int("keepdims", 1) != 0).astype(x.dtype())};
 }
 
-Tensor same(const Tensor& x) { return x; }
-Tensor abs_of(const Tensor& x) { return abs(x); }
-Tensor square_of(const Tensor& x) { return square(x); }
-Tensor sqrt_of(const Tensor& x) { return sqrt(x); }
-Tensor log_of(const Tensor& x) { return log(x); }
 Tensor sum_of(const Tensor& x, std::vector<int64_t> axes, bool keepdims) { return sum(x, axes, keepdims); }
 Tensor mean_of(const Tensor& x, std::vector<int64_t> axes, bool keepdims) { return mean(x, axes, keepdims); }
 Tensor max_of(const Tensor& x, std::vector<int64_t> axes, bool keepdims) { return max(x, axes, keepdims); }
 Tensor min_of(const Tensor& x, std::vector<int64_t> axes, bool keepdims) { return min(x, axes, keepdims); }
 Tensor prod_of(const Tensor& x, std::vector<int64_t> axes, bool keepdims) { return prod(x, axes, keepdims); }
-
-// log(sum(exp(x))) computed as m + log(sum(exp(x - m))) with m the max, so
-// large inputs do not overflow.
-Tensor logsumexp_of(const Tensor& x, std::vector<int64_t> axes, bool keepdims) {
-  Tensor m = max(x, axes, true);
-  Tensor r = log(sum(exp(x - m), axes, true)) + m;
-  if (keepdims) return r;
-  return sum(r, axes, false);  // drops the kept size-1 dims
+Tensor l1_of(const Tensor& x, std::vector<int64_t> axes, bool keepdims) { return reduce_l1(x, axes, keepdims); }
+Tensor l2_of(const Tensor& x, std::vector<int64_t> axes, bool keepdims) { return reduce_l2(x, axes, keepdims); }
+Tensor sum_square_of(const Tensor& x, std::vector<int64_t> axes, bool keepdims) {
+  return reduce_sum_square(x, axes, keepdims);
+}
+Tensor log_sum_of(const Tensor& x, std::vector<int64_t> axes, bool keepdims) { return reduce_log_sum(x, axes, keepdims); }
+Tensor log_sum_exp_of(const Tensor& x, std::vector<int64_t> axes, bool keepdims) {
+  return reduce_log_sum_exp(x, axes, keepdims);
 }
 
 // ArgMax and ArgMin along one axis.
@@ -66,16 +60,16 @@ Outputs convert_arg(const NodeContext& c) {
 }  // namespace
 
 void add_reduction_converters(ConverterTable& t) {
-  t.add("ReduceSum", reduce_op<same, sum_of, same>);
-  t.add("ReduceMean", reduce_op<same, mean_of, same>);
-  t.add("ReduceMax", reduce_op<same, max_of, same>);
-  t.add("ReduceMin", reduce_op<same, min_of, same>);
-  t.add("ReduceProd", reduce_op<same, prod_of, same>);
-  t.add("ReduceL1", reduce_op<abs_of, sum_of, same>);
-  t.add("ReduceL2", reduce_op<square_of, sum_of, sqrt_of>);
-  t.add("ReduceSumSquare", reduce_op<square_of, sum_of, same>);
-  t.add("ReduceLogSum", reduce_op<same, sum_of, log_of>);
-  t.add("ReduceLogSumExp", reduce_op<same, logsumexp_of, same>);
+  t.add("ReduceSum", reduce_op<sum_of>);
+  t.add("ReduceMean", reduce_op<mean_of>);
+  t.add("ReduceMax", reduce_op<max_of>);
+  t.add("ReduceMin", reduce_op<min_of>);
+  t.add("ReduceProd", reduce_op<prod_of>);
+  t.add("ReduceL1", reduce_op<l1_of>);
+  t.add("ReduceL2", reduce_op<l2_of>);
+  t.add("ReduceSumSquare", reduce_op<sum_square_of>);
+  t.add("ReduceLogSum", reduce_op<log_sum_of>);
+  t.add("ReduceLogSumExp", reduce_op<log_sum_exp_of>);
   t.add("ArgMax", convert_arg<false>);
   t.add("ArgMin", convert_arg<true>);
 }

@@ -4,6 +4,7 @@
 #include <limits>
 #include "wok/frontend/creation.h"
 #include "wok/frontend/ops.h"
+#include "wok/frontend/shape_ops.h"
 #include "wok/onnx/converters.h"
 #include "wok/onnx/tensor_proto.h"
 
@@ -75,60 +76,13 @@ std::vector<int64_t> axes_input_or_attr(const NodeContext& c) {
   return c.attr_ints("axes");
 }
 
-Outputs convert_squeeze(const NodeContext& c) {
-  const Tensor& x = c.input(0);
-  std::vector<int64_t> axes = normalize_axes(c, axes_input_or_attr(c), x.ndim());
-  std::vector<int64_t> shape;
-  for (int64_t d = 0; d < x.ndim(); ++d) {
-    const bool listed = std::find(axes.begin(), axes.end(), d) != axes.end();
-    if (listed && x.shape()[d] != 1)
-      c.fail("cannot squeeze axis " + std::to_string(d) + " of shape " + shape_str(x.shape()));
-    if (listed || (axes.empty() && x.shape()[d] == 1)) continue;
-    shape.push_back(x.shape()[d]);
-  }
-  return {reshape(x, Shape(shape))};
-}
+Outputs convert_squeeze(const NodeContext& c) { return {squeeze(c.input(0), axes_input_or_attr(c))}; }
 
-Outputs convert_unsqueeze(const NodeContext& c) {
-  const Tensor& x = c.input(0);
-  const int64_t rank = x.ndim() + static_cast<int64_t>(axes_input_or_attr(c).size());
-  std::vector<int64_t> axes = normalize_axes(c, axes_input_or_attr(c), rank);
-  std::vector<int64_t> shape;
-  int64_t next = 0;
-  for (int64_t d = 0; d < rank; ++d) {
-    if (std::count(axes.begin(), axes.end(), d) > 1) c.fail("axis " + std::to_string(d) + " is listed twice");
-    if (std::find(axes.begin(), axes.end(), d) != axes.end()) shape.push_back(1);
-    else shape.push_back(x.shape()[next++]);
-  }
-  return {reshape(x, Shape(shape))};
-}
+Outputs convert_unsqueeze(const NodeContext& c) { return {unsqueeze(c.input(0), axes_input_or_attr(c))}; }
 
-Outputs convert_flatten(const NodeContext& c) {
-  const Tensor& x = c.input(0);
-  int64_t axis = c.attr_int("axis", 1);
-  if (axis < 0) axis += x.ndim();
-  if (axis < 0 || axis > x.ndim()) c.fail("axis " + std::to_string(axis) + " out of range for rank " + std::to_string(x.ndim()));
-  int64_t outer = 1, inner = 1;
-  for (int64_t d = 0; d < x.ndim(); ++d) (d < axis ? outer : inner) *= x.shape()[d];
-  return {reshape(x, Shape{outer, inner})};
-}
+Outputs convert_flatten(const NodeContext& c) { return {flatten(c.input(0), c.attr_int("axis", 1))}; }
 
-// Expand broadcasts both ways: the result's dim is the larger where one of
-// the two is 1.
-Outputs convert_expand(const NodeContext& c) {
-  const Tensor& x = c.input(0);
-  const std::vector<int64_t> target = c.int_values(1);
-  const size_t rank = std::max(target.size(), static_cast<size_t>(x.ndim()));
-  std::vector<int64_t> shape(rank);
-  for (size_t i = 0; i < rank; ++i) {
-    const int64_t a = i + x.ndim() >= rank ? x.shape()[i + x.ndim() - rank] : 1;
-    const int64_t b = i + target.size() >= rank ? target[i + target.size() - rank] : 1;
-    if (a != b && a != 1 && b != 1)
-      c.fail("cannot expand shape " + shape_str(x.shape()) + " to " + shape_str(Shape(target)));
-    shape[i] = a == 1 ? b : a;
-  }
-  return {broadcast_to(x, Shape(shape))};
-}
+Outputs convert_expand(const NodeContext& c) { return {expand(c.input(0), Shape(c.int_values(1)))}; }
 
 Outputs convert_shape(const NodeContext& c) {
   const Tensor& x = c.input(0);
@@ -183,41 +137,91 @@ Outputs convert_constant_of_shape(const NodeContext& c) {
   return {full(Shape(shape), value)};
 }
 
-// Range: start + i * delta for i < max(ceil((limit - start) / delta), 0),
-// in start's dtype; integers are exact.
+// Range in start's dtype; integers are exact.
 Outputs convert_range(const NodeContext& c) {
   const Tensor& start = c.input(0);
-  const double s = c.double_values(0).at(0), limit = c.double_values(1).at(0), delta = c.double_values(2).at(0);
-  if (delta == 0) c.fail("delta is 0");
-  const int64_t n = std::max<int64_t>(static_cast<int64_t>(std::ceil((limit - s) / delta)), 0);
-  const DType dtype = start.dtype();
-  Tensor i = n == 0 ? zeros({0}, dtype) : arange(0, static_cast<double>(n), 1, dtype);
-  return {add(mul(i, c.input(2).astype(dtype)), start.astype(dtype))};
+  auto value = [&](size_t i) {
+    const Scalar v = is_floating(start.dtype()) ? Scalar(c.double_values(i).at(0)) : Scalar(c.int_values(i).at(0));
+    return v.cast(start.dtype());
+  };
+  return {range(value(0), value(1), value(2), start.dtype())};
 }
 
+// Split: sizes from an input (opset 13) or attribute, else equal parts,
+// one per output (the last smaller, opset 18).
 Outputs convert_split(const NodeContext& c) {
   const Tensor& x = c.input(0);
-  const int64_t axis = normalize_axis(c, c.attr_int("axis", 0), x.ndim());
-  const int64_t dim = x.shape()[axis];
+  const int64_t axis = c.attr_int("axis", 0);
   std::vector<int64_t> sizes;
   if (c.opset() >= 13 && c.has_input(1)) sizes = c.int_values(1);
   else if (c.opset() < 13) sizes = c.attr_ints("split");
-  if (sizes.empty()) {
-    const int64_t parts = c.attr_int("num_outputs", c.num_outputs());
-    const int64_t chunk = (dim + parts - 1) / parts;  // the last part is smaller (opset 18)
-    for (int64_t p = 0, left = dim; p < parts; ++p, left -= chunk) sizes.push_back(std::min(chunk, std::max<int64_t>(left, 0)));
+  if (sizes.empty()) return split(x, c.attr_int("num_outputs", c.num_outputs()), axis);
+  return split(x, sizes, axis);
+}
+
+Outputs convert_tile(const NodeContext& c) { return {tile(c.input(0), c.int_values(1))}; }
+
+Outputs convert_trilu(const NodeContext& c) {
+  const int64_t k = c.has_input(1) ? c.int_values(1).at(0) : 0;
+  return {c.attr_int("upper", 1) ? triu(c.input(0), k) : tril(c.input(0), k)};
+}
+
+// Pad: pads (and the constant) from inputs since opset 11, attributes
+// before; ONNX's order [begin..., end...].
+Outputs convert_pad(const NodeContext& c) {
+  const Tensor& x = c.input(0);
+  const std::string mode = c.attr_string("mode", "constant");
+  std::vector<int64_t> pads;
+  Scalar value(0.0);
+  if (c.opset() < 11) {
+    pads = c.attr_ints("pads");
+    value = Scalar(c.attr_float("value", 0.0));
+  } else {
+    pads = c.int_values(1);
+    if (c.has_input(2)) value = Scalar(c.double_values(2).at(0));
+    if (c.has_input(3)) c.fail("the axes input is not supported");
   }
-  int64_t total = 0;
-  for (int64_t s : sizes) total += s;
-  if (total != dim)
-    c.fail("split sizes add up to " + std::to_string(total) + ", not the axis's " + std::to_string(dim));
-  Outputs out;
-  int64_t begin = 0;
-  for (int64_t s : sizes) {
-    out.push_back(slice(x, axis, begin, begin + s));
-    begin += s;
+  return {pad(x, pads, mode, value.cast(x.dtype()))};
+}
+
+Outputs convert_depth_to_space(const NodeContext& c) {
+  return {depth_to_space(c.input(0), c.attr_int("blocksize", 0), c.attr_string("mode", "DCR"))};
+}
+
+Outputs convert_space_to_depth(const NodeContext& c) {
+  return {space_to_depth(c.input(0), c.attr_int("blocksize", 0))};
+}
+
+std::string check_resize(const ::onnx::NodeProto& node, int64_t) {
+  const std::string mode = proto_attr_string(node, "mode", "nearest");
+  if (mode != "nearest" && mode != "linear") return "mode " + mode;
+  const std::string coord = proto_attr_string(node, "coordinate_transformation_mode", "half_pixel");
+  if (coord == "tf_crop_and_resize") return "coordinate_transformation_mode tf_crop_and_resize";
+  if (proto_attr_int(node, "exclude_outside", 0)) return "exclude_outside=1";
+  if (proto_attr_int(node, "antialias", 0)) return "antialias=1";
+  return "";
+}
+
+// Resize (opset 10: X, scales; 11+: X, roi, scales, sizes) and Upsample
+// (scales as an attribute before opset 9, an input after; asymmetric
+// coordinates).
+Outputs convert_resize(const NodeContext& c) {
+  const Tensor& x = c.input(0);
+  const bool upsample = c.node().op_type() == "Upsample";
+  const std::string mode = c.attr_string("mode", "nearest");
+  const std::string coord =
+      upsample || c.opset() < 11 ? "asymmetric" : c.attr_string("coordinate_transformation_mode", "half_pixel");
+  const std::string nearest = upsample || c.opset() < 11 ? "floor" : c.attr_string("nearest_mode", "round_prefer_floor");
+  std::vector<double> scales;
+  if (upsample && c.opset() < 9) {
+    for (float f : c.attr_floats("scales")) scales.push_back(f);
+  } else {
+    const size_t scales_input = upsample || c.opset() < 11 ? 1 : 2;
+    if (c.has_input(scales_input) && c.input(scales_input).numel() > 0) scales = c.double_values(scales_input);
   }
-  return out;
+  if (!scales.empty()) return {resize(x, scales, mode, coord, nearest)};
+  if (!c.has_input(3)) c.fail("neither scales nor sizes is given");
+  return {resize_to(x, Shape(c.int_values(3)), mode, coord, nearest)};
 }
 
 std::string check_eye_like(const ::onnx::NodeProto& node, int64_t) {
@@ -256,6 +260,13 @@ void add_shape_converters(ConverterTable& t) {
   t.add("Range", convert_range);
   t.add("Split", convert_split);
   t.add("EyeLike", convert_eye_like, check_eye_like);
+  t.add("Tile", convert_tile);
+  t.add("Trilu", convert_trilu);
+  t.add("Pad", convert_pad);
+  t.add("DepthToSpace", convert_depth_to_space);
+  t.add("SpaceToDepth", convert_space_to_depth);
+  t.add("Resize", convert_resize, check_resize);
+  t.add("Upsample", convert_resize, check_resize);
 }
 
 }  // namespace wok::onnx

@@ -364,8 +364,12 @@ double resize_source_coordinate(CoordinateMode m, int64_t x, double scale, int64
       return center * (1 - adjustment) + (xr + 0.5) / scale - 0.5;
     }
     case CoordinateMode::kPytorchHalfPixel: return out > 1 ? (xr + 0.5) / scale - 0.5 : 0.0;
-    case CoordinateMode::kAlignCorners:
-      return out == 1 ? 0.0 : xr * static_cast<double>(in - 1) / static_cast<double>(out - 1);
+    case CoordinateMode::kAlignCorners: {
+      // ONNX divides by the resized length before rounding (in * scale),
+      // which differs from `out` when scales rather than sizes are given.
+      const double resized = out == 1 ? 1.0 : static_cast<double>(in) * scale;
+      return resized <= 1 ? 0.0 : xr * static_cast<double>(in - 1) / (resized - 1);
+    }
     case CoordinateMode::kAsymmetric: return xr / scale;
     case CoordinateMode::kTfHalfPixelForNn: return (xr + 0.5) / scale;
   }
