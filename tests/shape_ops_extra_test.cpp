@@ -486,7 +486,9 @@ double source_coord(const std::string& m, int64_t x, double scale, int64_t in, i
     return center * (1 - adj) + (x + 0.5) / scale - 0.5;
   }
   if (m == "pytorch_half_pixel") return out > 1 ? (x + 0.5) / scale - 0.5 : 0;
-  if (m == "align_corners") return out == 1 ? 0 : x * double(in - 1) / double(out - 1);
+  // The resized length before rounding (in * scale): ONNX's reference and
+  // its test test_resize_downsample_scales_linear_align_corners.
+  if (m == "align_corners") return out == 1 || in * scale <= 1 ? 0 : x * double(in - 1) / (in * scale - 1);
   if (m == "asymmetric") return x / scale;
   return (x + 0.5) / scale;  // tf_half_pixel_for_nn
 }
