@@ -2,6 +2,8 @@
 // Include this one header.
 #pragma once
 
+#include "wok/frontend/activations.h"
+#include "wok/frontend/attention.h"
 #include "wok/frontend/cache_api.h"
 #include "wok/frontend/compile.h"
 #include "wok/frontend/conv.h"
@@ -9,6 +11,7 @@
 #include "wok/frontend/dist.h"
 #include "wok/frontend/cuda_api.h"
 #include "wok/frontend/dispatch.h"
+#include "wok/frontend/einsum.h"
 #include "wok/frontend/nn.h"
 #include "wok/frontend/observe_api.h"
 #include "wok/frontend/op_info_api.h"
