@@ -2,13 +2,16 @@
 // Include this one header.
 #pragma once
 
+#include "wok/frontend/activations.h"
+#include "wok/frontend/attention.h"
 #include "wok/frontend/cache_api.h"
 #include "wok/frontend/compile.h"
 #include "wok/frontend/conv.h"
 #include "wok/frontend/creation.h"
-#include "wok/frontend/dist.h"
 #include "wok/frontend/cuda_api.h"
 #include "wok/frontend/dispatch.h"
+#include "wok/frontend/dist.h"
+#include "wok/frontend/einsum.h"
 #include "wok/frontend/indexing.h"
 #include "wok/frontend/losses.h"
 #include "wok/frontend/nn.h"
