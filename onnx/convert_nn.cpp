@@ -1,6 +1,8 @@
 // ONNX's neural-network ops: matrix products, convolutions, pooling,
 // normalizations, softmax.
+#include "wok/frontend/activations.h"
 #include "wok/frontend/conv.h"
+#include "wok/frontend/einsum.h"
 #include "wok/frontend/creation.h"
 #include "wok/frontend/losses.h"
 #include "wok/frontend/nn.h"
@@ -329,6 +331,10 @@ Outputs convert_window(const NodeContext& c) {
   c.fail("unknown window");
 }
 
+Tensor hardmax_of(const Tensor& x, int64_t axis) { return hardmax(x, axis); }
+
+Outputs convert_einsum(const NodeContext& c) { return {einsum(c.attr_string("equation", ""), c.inputs())}; }
+
 }  // namespace
 
 void add_nn_converters(ConverterTable& t) {
@@ -336,6 +342,27 @@ void add_nn_converters(ConverterTable& t) {
   t.add("Gemm", convert_gemm);
   t.add("Softmax", convert_softmax<softmax_of>);
   t.add("LogSoftmax", convert_softmax<log_softmax_of>);
+  t.add("Hardmax", convert_softmax<hardmax_of>);
+  t.add("Einsum", convert_einsum);
+  t.add("LeakyRelu", [](const NodeContext& c) -> Outputs { return {leaky_relu(c.input(0), c.attr_float("alpha", 0.01))}; });
+  t.add("PRelu", [](const NodeContext& c) -> Outputs { return {prelu(c.input(0), c.input(1))}; });
+  t.add("Elu", [](const NodeContext& c) -> Outputs { return {elu(c.input(0), c.attr_float("alpha", 1.0))}; });
+  t.add("Selu", [](const NodeContext& c) -> Outputs {
+    return {selu(c.input(0), c.attr_float("alpha", 1.67326319217681884765625), c.attr_float("gamma", 1.05070102214813232421875))};
+  });
+  t.add("Celu", [](const NodeContext& c) -> Outputs { return {celu(c.input(0), c.attr_float("alpha", 1.0))}; });
+  t.add("HardSigmoid", [](const NodeContext& c) -> Outputs {
+    return {hard_sigmoid(c.input(0), c.attr_float("alpha", 0.2), c.attr_float("beta", 0.5))};
+  });
+  // HardSwish is x * HardSigmoid(x) with alpha 1/6, beta 1/2 (ONNX).
+  t.add("HardSwish", [](const NodeContext& c) -> Outputs { return {c.input(0) * hard_sigmoid(c.input(0), 1.0 / 6, 0.5)}; });
+  t.add("Softsign", [](const NodeContext& c) -> Outputs { return {c.input(0) / (abs(c.input(0)) + 1.0f)}; });
+  t.add("ThresholdedRelu", [](const NodeContext& c) -> Outputs {
+    return {thresholded_relu(c.input(0), c.attr_float("alpha", 1.0))};
+  });
+  t.add("Shrink", [](const NodeContext& c) -> Outputs {
+    return {shrink(c.input(0), c.attr_float("bias", 0.0), c.attr_float("lambd", 0.5))};
+  });
   t.add("LayerNormalization", convert_layer_norm);
   t.add("BatchNormalization", convert_batch_norm);
   t.add("MeanVarianceNormalization", convert_mvn);
