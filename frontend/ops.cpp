@@ -130,6 +130,15 @@ WOK_DEFINE_BINARY(gt)
 WOK_DEFINE_BINARY(ge)
 WOK_DEFINE_BINARY(logical_and)
 WOK_DEFINE_BINARY(logical_or)
+WOK_DEFINE_BINARY(fmod)
+WOK_DEFINE_BINARY(remainder)
+WOK_DEFINE_BINARY(floor_divide)
+WOK_DEFINE_BINARY(atan2)
+WOK_DEFINE_BINARY(bitwise_and)
+WOK_DEFINE_BINARY(bitwise_or)
+WOK_DEFINE_BINARY(bitwise_xor)
+WOK_DEFINE_BINARY(bitwise_left_shift)
+WOK_DEFINE_BINARY(bitwise_right_shift)
 #undef WOK_DEFINE_BINARY
 
 Tensor where(const Tensor& cond, const Tensor& a, const Tensor& b) {

@@ -13,8 +13,10 @@ namespace wok {
 // ---- unary -----------------------------------------------------------------
 // neg, abs, exp, log, sqrt, rsqrt, sin, cos, tanh, erf, sigmoid, relu, gelu
 // (tanh approximation), silu, softplus, floor, ceil, round (half to even),
-// trunc, reciprocal, square, logical_not: one line each, with its formula and
-// doc, in wok/runtime/ops/unary_op_list.h.
+// trunc, reciprocal, square, logical_not, tan, asin, acos, atan, sinh, cosh,
+// asinh, acosh, atanh, sign, isnan, isinf (bool results), gelu_erf (exact
+// GELU), softsign, mish, hard_swish, bitwise_not (integers and bool): one
+// line each, with its formula and doc, in wok/runtime/ops/unary_op_list.h.
 #define WOK_UNARY_OP(name, rule, takes_bool, formula, doc) Tensor name(const Tensor& x);
 #include "wok/runtime/ops/unary_op_list.h"
 #undef WOK_UNARY_OP
@@ -42,6 +44,21 @@ WOK_DECLARE_BINARY(gt)
 WOK_DECLARE_BINARY(ge)
 WOK_DECLARE_BINARY(logical_and)
 WOK_DECLARE_BINARY(logical_or)
+// fmod: C's, the sign of a; remainder: Python's a % b, the sign of b;
+// floor_divide: floor(a / b), exact on integers. An integer division by
+// zero gives 0; INT_MIN / -1 wraps to INT_MIN (remainder 0).
+WOK_DECLARE_BINARY(fmod)
+WOK_DECLARE_BINARY(remainder)
+WOK_DECLARE_BINARY(floor_divide)
+WOK_DECLARE_BINARY(atan2)  // atan2(y, x), in [-pi, pi]
+// Integers, and bool as truth values; a float operand is a DTypeError.
+// Shifts are logical, on the unsigned view (ONNX BitShift): a count that
+// is negative or at least the width (32, 64) gives 0; bool shifts in int32.
+WOK_DECLARE_BINARY(bitwise_and)
+WOK_DECLARE_BINARY(bitwise_or)
+WOK_DECLARE_BINARY(bitwise_xor)
+WOK_DECLARE_BINARY(bitwise_left_shift)
+WOK_DECLARE_BINARY(bitwise_right_shift)
 #undef WOK_DECLARE_BINARY
 
 // cond ? a : b, all three broadcast together.

@@ -14,6 +14,14 @@ DType result_dtype(ResultRule rule, DType operand) {
     case ResultRule::kSelect: return operand;
     case ResultRule::kFloat: return float_result_type(operand);
     case ResultRule::kArithmetic: return operand == DType::kBool ? DType::kInt32 : operand;
+    case ResultRule::kBitwise:
+      if (is_floating(operand))
+        throw DTypeError("bitwise operations take integer or bool tensors, not " + std::string(dtype_name(operand)));
+      return operand;
+    case ResultRule::kShift:
+      if (is_floating(operand))
+        throw DTypeError("shifts take integer (or bool) tensors, not " + std::string(dtype_name(operand)));
+      return operand == DType::kBool ? DType::kInt32 : operand;
     case ResultRule::kCompare:
     case ResultRule::kLogical: return DType::kBool;
   }
@@ -214,5 +222,11 @@ Expr fx::apply(ScalarOp op, Expr a) { return un(op, a); }
 Expr fx::apply(ScalarOp op, Expr a, Expr b) { return bin(op, a, b); }
 Expr fx::ge(Expr a, double b) { return ge(a, weak(a, b)); }
 Expr fx::eq(Expr a, double b) { return eq(a, weak(a, b)); }
+Expr fx::ne(Expr a, double b) { return ne(a, weak(a, b)); }
+Expr fx::lt(Expr a, double b) { return lt(a, weak(a, b)); }
+Expr fx::le(Expr a, double b) { return le(a, weak(a, b)); }
+Expr fx::where(Expr c, Expr a, double b) { return where(c, a, weak(a, b)); }
+Expr fx::where(Expr c, double a, Expr b) { return where(c, weak(b, a), b); }
+Expr fx::number(Expr like, double v) { return weak(like, v); }
 
 }  // namespace wok

@@ -39,6 +39,11 @@ struct ScalarProgram {
 // to `operand`; the elementwise ops' dtype rules use it too, so an op and
 // the primitive it is named after cannot disagree.
 DType result_dtype(ResultRule rule, DType operand);
+// What a built-in unary op's formula reads its input as: the result dtype,
+// but a predicate's (kCompare: isnan) input dtype as it is.
+inline DType unary_operand_dtype(ResultRule rule, DType input, DType result) {
+  return rule == ResultRule::kCompare ? input : result;
+}
 
 class FormulaBuilder;
 
@@ -143,6 +148,21 @@ struct fx {
   static Expr apply(ScalarOp op, Expr a, Expr b);
   static Expr ge(Expr a, double b);
   static Expr eq(Expr a, double b);
+  static Expr ne(Expr a, double b);
+  static Expr lt(Expr a, double b);
+  static Expr le(Expr a, double b);
+  static Expr where(Expr c, Expr a, double b);
+  static Expr where(Expr c, double a, Expr b);
+  // a in the float dtype it computes in (float_result_type: integers in
+  // float64, bool in float32), for a formula that must not see integers.
+  static Expr as_float(Expr a) { return cast(a, float_result_type(a.dtype())); }
+  // A plain number with the dtype of `like` (what `like + 0.5` gives 0.5).
+  static Expr number(Expr like, double v);
+  // Questions about a value's dtype, answered while the formula is built
+  // (at compile time when it is compiled as C++): a helper may take a
+  // different polynomial for float32 than for float64.
+  static bool is_float32(Expr a) { return a.dtype() == DType::kFloat32; }
+  static bool is_floating(Expr a) { return wok::is_floating(a.dtype()); }
 };
 
 }  // namespace wok

@@ -32,10 +32,11 @@ enum class ScalarOp : uint8_t {
   kConst,  // a constant
   kCast,   // to the instruction's dtype
   // unary
-  kNeg, kAbs, kSqrt, kExp, kLog, kSin, kCos, kTanh, kErf, kFloor, kCeil, kRound, kTrunc, kNot,
+  kNeg, kAbs, kSqrt, kExp, kLog, kSin, kCos, kTanh, kErf, kFloor, kCeil, kRound, kTrunc, kNot, kBitNot,
   // binary
-  kAdd, kSub, kMul, kDiv, kMax, kMin, kPow,
+  kAdd, kSub, kMul, kDiv, kMax, kMin, kPow, kFmod, kFloorDiv,
   kEq, kNe, kLt, kLe, kGt, kGe, kAnd, kOr,
+  kBitAnd, kBitOr, kBitXor, kShl, kShr,
   // ternary: a ? b : c
   kSelect,
   // Reductions along the row of a JIT row kernel (jit/x86/row_codegen.cpp); never
@@ -54,7 +55,9 @@ enum class ResultRule : uint8_t {
   kSame,        // neg, abs, max, min: the (promoted) operand dtype
   kWhole,       // floor, ceil, round: same dtype; on integers the instruction vanishes
   kFloat,       // sqrt, exp, div, ...: operands converted to float_result_type first
-  kArithmetic,  // add, sub, mul, pow: the promoted dtype, bool computing as int32
+  kArithmetic,  // add, sub, mul, pow, fmod, floor_div: the promoted dtype, bool computing as int32
+  kBitwise,     // bit_and, bit_or, bit_xor, bit_not: integers and bool (as truth values); floats refused
+  kShift,       // shl, shr: integers, bool computing as int32; floats refused
   kCompare,     // eq, ..., ge: operands promoted, result bool
   kLogical,     // not, and, or: operands read as truth values, result bool
   kSelect,      // select: condition bool, branches promoted
@@ -69,7 +72,10 @@ struct ScalarPrimitive {
   int8_t arity;                 // operands (0 for input, const, row_length)
   ResultRule result;
   bool transcendental;          // a polynomial-sized instruction sequence: cost models weigh it
-  bool float32_via_float64;     // float32 is computed in float64 (sin, cos, pow: Note [Lanes and registers])
+  // A 4-byte result is computed in float64 (float32 sin, cos, pow; the
+  // JIT's int32 fmod and floor_div): such a kernel takes 8-byte lanes, and
+  // a float32 GEMM epilogue cannot hold it (Note [Lanes and registers]).
+  bool float32_via_float64;
   ReduceKind reduce;
   // CUDA expressions over {0} {1} {2} (operands) and {T} (result type), by
   // the dtype class of the first operand (of the result for select);
@@ -105,6 +111,7 @@ inline constexpr std::array<ScalarPrimitive, kNumScalarOps> kRows = {{
   {O::kRound,     "round",        1, R::kWhole,      false, false, K::kNone,   kNo, "{0}", "wok::round_({0})"},
   {O::kTrunc,     "trunc",        1, R::kWhole,      false, false, K::kNone,   kNo, "{0}", "trunc({0})"},
   {O::kNot,       "not",          1, R::kLogical,    false, false, K::kNone,   "(!{0})", kNo, kNo},
+  {O::kBitNot,    "bit_not",      1, R::kBitwise,    false, false, K::kNone,   "(!{0})", "(~{0})", kNo},
   {O::kAdd,       "add",          2, R::kArithmetic, false, false, K::kNone,   kNo, "wok::add({0}, {1})", "wok::add({0}, {1})"},
   {O::kSub,       "sub",          2, R::kArithmetic, false, false, K::kNone,   kNo, "wok::sub({0}, {1})", "wok::sub({0}, {1})"},
   {O::kMul,       "mul",          2, R::kArithmetic, false, false, K::kNone,   kNo, "wok::mul({0}, {1})", "wok::mul({0}, {1})"},
@@ -112,6 +119,8 @@ inline constexpr std::array<ScalarPrimitive, kNumScalarOps> kRows = {{
   {O::kMax,       "max",          2, R::kSame,       false, false, K::kNone,   "wok::maximum({0}, {1})", "wok::maximum({0}, {1})", "wok::maximum({0}, {1})"},
   {O::kMin,       "min",          2, R::kSame,       false, false, K::kNone,   "wok::minimum({0}, {1})", "wok::minimum({0}, {1})", "wok::minimum({0}, {1})"},
   {O::kPow,       "pow",          2, R::kArithmetic, true,  true,  K::kNone,   kNo, "wok::pow_({0}, {1})", "wok::pow_({0}, {1})"},
+  {O::kFmod,      "fmod",         2, R::kArithmetic, false, true,  K::kNone,   kNo, "wok::fmod_({0}, {1})", "wok::fmod_({0}, {1})"},
+  {O::kFloorDiv,  "floor_div",    2, R::kArithmetic, false, true,  K::kNone,   kNo, "wok::floor_div({0}, {1})", "wok::floor_div({0}, {1})"},
   {O::kEq,        "eq",           2, R::kCompare,    false, false, K::kNone,   "({0} == {1})", "({0} == {1})", "({0} == {1})"},
   {O::kNe,        "ne",           2, R::kCompare,    false, false, K::kNone,   "({0} != {1})", "({0} != {1})", "({0} != {1})"},
   {O::kLt,        "lt",           2, R::kCompare,    false, false, K::kNone,   "({0} < {1})", "({0} < {1})", "({0} < {1})"},
@@ -120,6 +129,11 @@ inline constexpr std::array<ScalarPrimitive, kNumScalarOps> kRows = {{
   {O::kGe,        "ge",           2, R::kCompare,    false, false, K::kNone,   "({0} >= {1})", "({0} >= {1})", "({0} >= {1})"},
   {O::kAnd,       "and",          2, R::kLogical,    false, false, K::kNone,   "({0} && {1})", kNo, kNo},
   {O::kOr,        "or",           2, R::kLogical,    false, false, K::kNone,   "({0} || {1})", kNo, kNo},
+  {O::kBitAnd,    "bit_and",      2, R::kBitwise,    false, false, K::kNone,   "({0} && {1})", "({0} & {1})", kNo},
+  {O::kBitOr,     "bit_or",       2, R::kBitwise,    false, false, K::kNone,   "({0} || {1})", "({0} | {1})", kNo},
+  {O::kBitXor,    "bit_xor",      2, R::kBitwise,    false, false, K::kNone,   "({0} != {1})", "({0} ^ {1})", kNo},
+  {O::kShl,       "shl",          2, R::kShift,      false, false, K::kNone,   kNo, "wok::shl({0}, {1})", kNo},
+  {O::kShr,       "shr",          2, R::kShift,      false, false, K::kNone,   kNo, "wok::shr({0}, {1})", kNo},
   {O::kSelect,    "select",       3, R::kSelect,     false, false, K::kNone,   "({0} ? {1} : {2})", "({0} ? {1} : {2})", "({0} ? {1} : {2})"},
   {O::kReduceSum, "reduce_sum",   1, R::kGiven,      false, false, K::kSum,    kNo, kNo, kNo},
   {O::kReduceMax, "reduce_max",   1, R::kGiven,      false, false, K::kMax,    kNo, kNo, kNo},

@@ -108,4 +108,44 @@ inline constexpr double kErfcPolyD[] = {
     -3.5919800655859007204e-4,  -2.7921410298991059369e-3,  0.018417991393579778531,
     0.18452523575004505681,     0.2566009360330253822};
 
+// ---- pow ----------------------------------------------------------------------
+// Integer-valued exponents below 2^kPowIntBits in magnitude are also
+// computed by squaring, whose result replaces exp(b log a) when every
+// product is exact and at least kPowExactMin (there a nonzero rounding
+// error cannot round to 0): Note [Exact integer powers] in
+// runtime/kernels/cpu/vec_math.h.
+inline constexpr int kPowIntBits = 11;
+inline constexpr double kPowExactMin = 0x1p-968;
+
+// ---- composite formulas (runtime/ops/formula_helpers.h) --------------------------
+// These are evaluated by formulas, so in every backend from one expression:
+// rounded after each + and * (formulas have no fused multiply-add).
+//
+// atan t = t + t z A(z), z = t^2, for |t| <= 7/16: A is a Chebyshev fit
+// (mpmath chebyfit) of (atan(t)/t - 1)/z over z in [0, (7/16)^2]; relative
+// error of the fit below 2^-27 (float32, degree 4) and 2^-56 (float64, degree 10).
+inline constexpr float kAtanPolyF[] = {-6.215811521e-02f, 1.066838577e-01f, -1.425657570e-01f, 1.999931484e-01f,
+                                       -3.333333135e-01f};
+inline constexpr double kAtanPolyD[] = {-1.75472351572900052e-02, 3.78252186610671184e-02, -5.03394277648584812e-02,
+                                        5.84772472064510607e-02,  -6.66323929910713625e-02, 7.69208734876716815e-02,
+                                        -9.09090019556014761e-02, 1.11111109005604752e-01,  -1.42857142831486400e-01,
+                                        1.99999999999877692e-01,  -3.33333333333333259e-01};
+// atan's reduction points atan(1/2), pi/4, pi/2, pi, each split hi + lo
+// with hi the constant rounded to the format (float32's lo apart).
+inline constexpr double kAtanHalfHiD = 4.63647609000806094e-01, kAtanHalfLoD = 2.26987774529616871e-17;
+inline constexpr double kPio4HiD = 7.85398163397448279e-01, kPio4LoD = 3.06161699786838302e-17;
+inline constexpr double kPio2HiD = 1.57079632679489656e+00, kPio2LoD = 6.12323399573676604e-17;
+inline constexpr double kPiHiD = 3.14159265358979312e+00, kPiLoD = 1.22464679914735321e-16;
+inline constexpr float kAtanHalfHiF = 4.636476040e-01f, kAtanHalfLoF = 5.012158688e-09f;
+inline constexpr float kPio4HiF = 7.853981853e-01f, kPio4LoF = -2.185569414e-08f;
+inline constexpr float kPio2HiF = 1.570796371e+00f, kPio2LoF = -4.371138829e-08f;
+inline constexpr float kPiHiF = 3.141592741e+00f, kPiLoF = -8.742277657e-08f;
+// sinh x = x + x z S(z), z = x^2, for |x| < 1: S a Chebyshev fit of
+// (sinh(x)/x - 1)/z over [0, 1]; fit error below 2^-32 (float32, degree 3)
+// and 2^-61 (float64, degree 6).
+inline constexpr float kSinhPolyF[] = {2.806280236e-06f, 1.983810216e-04f, 8.333339356e-03f, 1.666666716e-01f};
+inline constexpr double kSinhPolyD[] = {7.74617859301882728e-13, 1.60576796238016376e-10, 2.50521176959078228e-08,
+                                        2.75573191913818156e-06, 1.98412698413241977e-04, 8.33333333333329852e-03,
+                                        1.66666666666666657e-01};
+
 }  // namespace wok::vmc

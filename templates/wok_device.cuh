@@ -171,8 +171,43 @@ WOK_DEVICE i32 ceil_(i32 a) { return a; }
 WOK_DEVICE i64 ceil_(i64 a) { return a; }
 WOK_DEVICE i32 round_(i32 a) { return a; }
 WOK_DEVICE i64 round_(i64 a) { return a; }
-WOK_DEVICE float pow_(float a, float b) { return powf(a, b); }
-WOK_DEVICE double pow_(double a, double b) { return pow(a, b); }
+// Exact integer powers, as on the CPU (Note [Exact integer powers] in
+// runtime/kernels/cpu/vec_math.h): for an integer-valued |b| < 2^11, |a|^|b|
+// by squaring, used when every product that matters is exact and at least
+// 2^-968; then b < 0 takes its reciprocal and an odd b the sign of a.
+WOK_DEVICE bool pow_exactly(double a, double b, double& out) {
+  const double n0 = fabs(b);
+  if (!(floor(b) == b && n0 < 2048.0)) return false;
+  double n = n0, result = 1.0, base = fabs(a);
+  bool ok = true;
+  for (int i = 0; i < 11 && n != 0.0; ++i) {
+    const double half = n * 0.5, rest = floor(half);
+    if (rest != half) {
+      const double p = result * base;
+      ok = ok && p >= 0x1p-968 && p <= 1.7976931348623157e308 && fma(result, base, -p) == 0.0;
+      result = p;
+    }
+    if (rest != 0.0) {
+      const double sq = base * base;
+      ok = ok && sq >= 0x1p-968 && sq <= 1.7976931348623157e308 && fma(base, base, -sq) == 0.0;
+      base = sq;
+    }
+    n = rest;
+  }
+  if (!ok) return false;
+  if (b < 0) result = 1.0 / result;
+  const bool odd = floor(n0 * 0.5) != n0 * 0.5;
+  out = (odd && signbit(a)) ? -result : result;
+  return true;
+}
+WOK_DEVICE float pow_(float a, float b) {
+  double r;
+  return pow_exactly(a, b, r) ? static_cast<float>(r) : powf(a, b);
+}
+WOK_DEVICE double pow_(double a, double b) {
+  double r;
+  return pow_exactly(a, b, r) ? r : pow(a, b);
+}
 // Integer power by squaring; negative exponents give 1/a^|b| truncated
 // toward zero, as on the CPU.
 template <typename T>
@@ -192,6 +227,41 @@ WOK_DEVICE T ipow(T a, T b) {
 }
 WOK_DEVICE i32 pow_(i32 a, i32 b) { return ipow(a, b); }
 WOK_DEVICE i64 pow_(i64 a, i64 b) { return ipow(a, b); }
+
+// ---- division and bits: the CPU's definitions (prim:: in runtime/kernels/cpu/primitive_loops.h) ----
+// C fmod (the sign of a); integer division by zero gives 0, INT_MIN / -1 wraps.
+WOK_DEVICE float fmod_(float a, float b) { return fmodf(a, b); }
+WOK_DEVICE double fmod_(double a, double b) { return fmod(a, b); }
+template <typename T>
+WOK_DEVICE T int_fmod(T a, T b) {
+  return (b == 0 || b == T(-1)) ? T(0) : static_cast<T>(a % b);
+}
+WOK_DEVICE i32 fmod_(i32 a, i32 b) { return int_fmod(a, b); }
+WOK_DEVICE i64 fmod_(i64 a, i64 b) { return int_fmod(a, b); }
+// floor(a / b); exact on integers.
+WOK_DEVICE float floor_div(float a, float b) { return floorf(a / b); }
+WOK_DEVICE double floor_div(double a, double b) { return floor(a / b); }
+template <typename T>
+WOK_DEVICE T int_floor_div(T a, T b) {
+  if (b == 0) return T(0);
+  if (b == T(-1)) return neg(a);
+  const T q = static_cast<T>(a / b), r = static_cast<T>(a % b);
+  return (r != 0 && ((r < 0) != (b < 0))) ? static_cast<T>(q - 1) : q;
+}
+WOK_DEVICE i32 floor_div(i32 a, i32 b) { return int_floor_div(a, b); }
+WOK_DEVICE i64 floor_div(i64 a, i64 b) { return int_floor_div(a, b); }
+// Logical shifts of the unsigned view; a count that is negative or at least
+// the width gives 0.
+template <typename T>
+WOK_DEVICE T shl(T a, T b) {
+  using U = typename Traits<T>::U;
+  return static_cast<U>(b) >= sizeof(T) * 8 ? T(0) : static_cast<T>(static_cast<U>(a) << static_cast<U>(b));
+}
+template <typename T>
+WOK_DEVICE T shr(T a, T b) {
+  using U = typename Traits<T>::U;
+  return static_cast<U>(b) >= sizeof(T) * 8 ? T(0) : static_cast<T>(static_cast<U>(a) >> static_cast<U>(b));
+}
 
 // ---- iteration -------------------------------------------------------------------------------
 

@@ -48,7 +48,8 @@ void for_each_gpu_backend(Fn&& fn) {
 // where the formula cancels (gelu, silu near their zeros).
 bool is_approximate(const std::string& op) {
   for (const char* a : {"exp", "log", "sin", "cos", "tanh", "erf", "sigmoid", "gelu", "silu", "pow", "softmax",
-                        "log_softmax", "mean", "sum", "prod", "matmul", "layer_norm", "rms_norm"})
+                        "log_softmax", "mean", "sum", "prod", "matmul", "layer_norm", "rms_norm", "tan",
+                        "sinh", "cosh", "asinh", "acosh", "atanh", "gelu_erf", "mish"})
     if (op == a) return true;
   return false;
 }

@@ -142,7 +142,8 @@ TEST(FormulaOpRegistry, CompiledAndEvaluatedFormulasAgreeBitwise) {
   register_op(elementwise_op_def(                                                                         \
       "FormulaTestCopy_" #name, {"x"}, ResultRule::rule,                                                  \
       [](FormulaBuilder& b) {                                                                             \
-        Expr x = b.cast(b.input(0), b.output_dtype(0));                                                   \
+        Expr in = b.input(0);                                                                             \
+        Expr x = b.cast(in, unary_operand_dtype(ResultRule::rule, in.dtype(), b.output_dtype(0)));        \
         b.output(0, expr);                                                                                \
       },                                                                                                  \
       doc, takes_bool));                                                                                  \
@@ -169,7 +170,12 @@ TEST(FormulaOpRegistry, CompiledAndEvaluatedFormulasAgreeBitwise) {
     wok::Tensor y = (wok::randn({100}, 6, wok::DType::kFloat64) * 3.0).astype(t);
     wok::Tensor xm = x.reshape({10, 100});
     for (const Copy& c : copies) {
-      wok::Tensor a = c.binary ? wok::call1(c.op, {xm, y}).reshape({1000}) : wok::call1(c.op, {x});
+      wok::Tensor a;
+      try {
+        a = c.binary ? wok::call1(c.op, {xm, y}).reshape({1000}) : wok::call1(c.op, {x});
+      } catch (const wok::DTypeError&) {
+        continue;  // the op does not take this dtype (the bitwise ops refuse floats)
+      }
       wok::Tensor b = c.binary ? wok::call1(c.copy, {xm, y}).reshape({1000}) : wok::call1(c.copy, {x});
       ASSERT_EQ(a.dtype(), b.dtype()) << c.op;
       wok::Tensor same = wok::logical_or(wok::eq(a, b), wok::logical_and(wok::ne(a, a), wok::ne(b, b)));

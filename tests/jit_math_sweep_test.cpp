@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 #include <wok/wok.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
@@ -93,6 +94,7 @@ struct Case {
   long double (*ref)(long double);
   double lo, hi;
   double bound_f32, bound_f64;  // max ulp asserted
+  double lo64 = NAN, hi64 = NAN;  // float64's range where it differs
 };
 
 long double ref_sigmoid(long double x) { return 1 / (1 + std::exp(-x)); }
@@ -103,6 +105,18 @@ long double ref_tanh(long double x) { return std::tanh(x); }
 long double ref_sin(long double x) { return std::sin(x); }
 long double ref_cos(long double x) { return std::cos(x); }
 long double ref_erf(long double x) { return std::erf(x); }
+long double ref_tan(long double x) { return std::tan(x); }
+long double ref_asin(long double x) { return std::asin(x); }
+long double ref_acos(long double x) { return std::acos(x); }
+long double ref_atan(long double x) { return std::atan(x); }
+long double ref_sinh(long double x) { return std::sinh(x); }
+long double ref_cosh(long double x) { return std::cosh(x); }
+long double ref_asinh(long double x) { return std::asinh(x); }
+long double ref_acosh(long double x) { return std::acosh(x); }
+long double ref_atanh(long double x) { return std::atanh(x); }
+long double ref_softsign(long double x) { return x / (1 + std::fabs(x)); }
+long double ref_mish(long double x) { return x * std::tanh(std::log1p(std::exp(x))); }
+long double ref_hard_swish(long double x) { return x * std::min(std::max(x + 3, 0.0L), 6.0L) / 6; }
 
 const Case kCases[] = {
     {"exp", wok::exp, ref_exp, -104, 89, 1.5, 1},
@@ -115,6 +129,20 @@ const Case kCases[] = {
     {"sin", wok::sin, ref_sin, -1e5, 1e5, 1, 2},
     {"cos", wok::cos, ref_cos, -1e5, 1e5, 1, 2},
     {"erf", wok::erf, ref_erf, -7, 7, 3, 2},
+    // Composites of the primitives (Note [Composite transcendentals] in
+    // runtime/ops/formula_helpers.h).
+    {"tan", wok::tan, ref_tan, -1e5, 1e5, 2, 4},
+    {"asin", wok::asin, ref_asin, -1, 1, 3, 3},
+    {"acos", wok::acos, ref_acos, -1, 1, 3, 3},
+    {"atan", wok::atan, ref_atan, -3e38, 3e38, 2, 2, -1e300, 1e300},
+    {"sinh", wok::sinh, ref_sinh, -89, 89, 3, 3, -710, 710},
+    {"cosh", wok::cosh, ref_cosh, -89, 89, 3, 3, -710, 710},
+    {"asinh", wok::asinh, ref_asinh, -3e38, 3e38, 3, 3, -1e300, 1e300},
+    {"acosh", wok::acosh, ref_acosh, 1, 3e38, 3, 3, 1, 1e300},
+    {"atanh", wok::atanh, ref_atanh, -1, 1, 4, 4},
+    {"softsign", wok::softsign, ref_softsign, -3e38, 3e38, 2, 2},
+    {"mish", wok::mish, ref_mish, -80, 88, 4, 4, -700, 700},
+    {"hard_swish", wok::hard_swish, ref_hard_swish, -10, 10, 2, 2},
 };
 
 template <typename T>
@@ -154,7 +182,8 @@ TEST_P(MathSweep, Float32) {
 }
 
 TEST_P(MathSweep, Float64) {
-  const Case& c = kCases[GetParam()];
+  Case c = kCases[GetParam()];
+  if (!std::isnan(c.lo64)) c.lo = c.lo64, c.hi = c.hi64;
   sweep<double>(c, sweep_f64(c.lo, c.hi, 1 << 19), c.bound_f64, "float64");
 }
 
@@ -184,6 +213,39 @@ TEST(MathSweepPow, Grid) {
     std::printf("  pow      %-7s %8zu inputs: max %.2f ulp (at a = %.9g, b = %.9g)\n", f64 ? "float64" : "float32", a.size(),
                 worst, static_cast<double>(a[at]), static_cast<double>(b[at]));
     EXPECT_LE(worst, f64 ? 2.0 : 1.0);
+  }
+}
+
+// atan2 over a grid of points in every quadrant and at every scale: y and
+// x each over [-1e30, 1e30] by bit pattern (float32's grid also in float64).
+TEST(MathSweepAtan2, Grid) {
+  if (wok::host_cpu_isa() == wok::CpuIsa::kBaseline) GTEST_SKIP() << "host has no AVX2: the JIT is off";
+  std::vector<float> ys, xs;
+  for (float y : sweep_f32(-1e30f, 1e30f, 1200))
+    for (float x : sweep_f32(-1e30f, 1e30f, 1200)) {
+      ys.push_back(y);
+      xs.push_back(x);
+    }
+  std::vector<double> yd(ys.begin(), ys.end()), xd(xs.begin(), xs.end());
+  for (int f64 = 0; f64 < 2; ++f64) {
+    Tensor ty = f64 ? wok::from_vector(yd) : wok::from_vector(ys), tx = f64 ? wok::from_vector(xd) : wok::from_vector(xs);
+    wok::set_backend(wok::Backend::kPrecompiled);
+    std::vector<double> pre = wok::atan2(ty, tx).to_vector<double>();
+    wok::set_backend(wok::Backend::kJit);
+    std::vector<double> got = wok::atan2(ty, tx).to_vector<double>();
+    double worst = 0;
+    size_t at = 0, differ = 0;
+    for (size_t i = 0; i < ys.size(); ++i) {
+      if (std::memcmp(&got[i], &pre[i], sizeof(double)) != 0 && !(std::isnan(got[i]) && std::isnan(pre[i]))) ++differ;
+      long double want = std::atan2(static_cast<long double>(ys[i]), static_cast<long double>(xs[i]));
+      if (std::fabs(want) < (f64 ? 1e-300 : 1e-37)) continue;  // subnormal results: fewer bits
+      double e = f64 ? ulp_error<double>(got[i], want) : ulp_error<float>(static_cast<float>(got[i]), want);
+      if (e > worst) worst = e, at = i;
+    }
+    std::printf("  atan2    %-7s %8zu inputs: max %.2f ulp (at y = %.9g, x = %.9g)\n", f64 ? "float64" : "float32",
+                ys.size(), worst, static_cast<double>(ys[at]), static_cast<double>(xs[at]));
+    EXPECT_LE(worst, 2.0);
+    EXPECT_EQ(differ, 0u) << "atan2: JIT and precompiled differ on " << differ << " inputs";
   }
 }
 

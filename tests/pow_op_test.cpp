@@ -229,4 +229,84 @@ TEST(PowOp, IntegerPow) {
   });
 }
 
+// Note [Exact integer powers] (runtime/kernels/cpu/vec_math.h): an
+// integer-valued exponent gives the exact power wherever it is
+// representable, so results cast back to integers are right.
+TEST(PowOp, IntegerBaseFloatExponentCastsBackExactly) {
+  wt::for_each_backend([&] {
+    // int32 and float32 promote to float64; 9^3 by exp(3 log 9) was 728.999...
+    Tensor p = wok::pow(wt::tensor(std::vector<int32_t>{9, 3, 7, -5, 10, 2, 12}),
+                        wt::tensor(std::vector<float>{3, 19, 11, 3, 9, 30, 5}));
+    EXPECT_EQ(p.dtype(), DType::kFloat64);
+    EXPECT_TRUE(wt::exact<int32_t>("pow", wok::cast(p, DType::kInt32),
+                                   {729, 1162261467, 1977326743, -125, 1000000000, 1073741824, 248832}));
+  });
+}
+
+TEST(PowOp, ExactIntegerPowersAreExact) {
+  wt::for_each_backend([&] {
+    // float64: every representable power, up to 2^53 and beyond for powers of two.
+    std::vector<double> a = {9, 3, -3, 7, 10, 10, 5, -2, 2, 0.5, 0.5, 1.5, -1.5, 3, 10, 2, 0.1, 12345};
+    std::vector<double> b = {3, 33, 33, 18, 22, -3, -20, 63, 1023, 1074, -1023, 9, 7, -5, 15, -1074, 1, 3};
+    std::vector<double> want;
+    for (size_t i = 0; i < a.size(); ++i) want.push_back(static_cast<double>(std::pow(static_cast<LD>(a[i]), static_cast<LD>(b[i]))));
+    auto describe = [&](size_t i) { return "a=" + wt::fmt(a[i]) + ", b=" + wt::fmt(b[i]); };
+    EXPECT_TRUE(wt::exact<double>("pow", wok::pow(wt::tensor(a), wt::tensor(b)), want, describe));
+    // With a plain-number exponent, and fused with neighbours.
+    EXPECT_TRUE(wt::exact<double>("pow", wok::pow(wt::tensor(std::vector<double>{9, 11, 1e5}), 3.0) + 0.0,
+                                  {729, 1331, 1e15}));
+    // float32 (computed in float64, rounded once).
+    std::vector<float> af = {9, 3, 7, 10, 2, 0.5f, 3, -9, 1.1f, 16777215};
+    std::vector<float> bf = {3, 15, 8, 10, 127, 149, -4, 5, 2, 1};
+    std::vector<float> wantf;
+    for (size_t i = 0; i < af.size(); ++i)
+      wantf.push_back(static_cast<float>(std::pow(static_cast<LD>(af[i]), static_cast<LD>(bf[i]))));
+    EXPECT_TRUE(wt::exact<float>("pow", wok::pow(wt::tensor(af), wt::tensor(bf)), wantf,
+                                 [&](size_t i) { return "a=" + wt::fmt(af[i]) + ", b=" + wt::fmt(bf[i]); }));
+  });
+}
+
+// Integer powers whose results are not representable keep the general
+// bound (2 ulp in float64), and the special cases still win.
+TEST(PowOp, InexactIntegerPowersStayAccurate) {
+  wt::for_each_backend([&] {
+    std::vector<double> a, b;
+    for (double x : {3.0, -3.0, 7.0, 1.1, 0.3, 123456789.0, 1.0000001})
+      for (double y : {34.0, 35.0, 40.0, 100.0, -37.0, 1000.0, 2047.0, 2048.0, 5000.0}) {
+        a.push_back(x);
+        b.push_back(y);
+      }
+    std::vector<LD> want;
+    for (size_t i = 0; i < a.size(); ++i) want.push_back(std::pow(static_cast<LD>(a[i]), static_cast<LD>(b[i])));
+    EXPECT_TRUE(wt::within_ulp<double>("pow", wok::pow(wt::tensor(a), wt::tensor(b)), want, 4,
+                                       [&](size_t i) { return "a=" + wt::fmt(a[i]) + ", b=" + wt::fmt(b[i]); }));
+    // Signs and zeros through the exact path.
+    EXPECT_TRUE(wt::exact<double>("pow",
+                                  wok::pow(wt::tensor(std::vector<double>{-2, -2, -0.0, 0.0, -1, kNaN, kInf, -kInf}),
+                                           wt::tensor(std::vector<double>{3, -3, 3, -2, 2047, 0, 3, 3})),
+                                  {-8, -0.125, -0.0, kInf, -1, 1, kInf, -kInf}));
+  });
+}
+
+TEST(PowOp, Int64LargeValuesAreExact) {
+  wt::for_each_backend([&] {
+    std::vector<int64_t> a = {3, -3, 7, 2, -2, 10, 1 << 20, 3037000499LL, -1};
+    std::vector<int64_t> b = {39, 39, 22, 62, 63, 18, 3, 2, 1LL << 40};
+    std::vector<int64_t> want = {4052555153018976267LL,
+                                 -4052555153018976267LL,
+                                 3909821048582988049LL,
+                                 4611686018427387904LL,
+                                 std::numeric_limits<int64_t>::min(),
+                                 1000000000000000000LL,
+                                 1LL << 60,
+                                 9223372030926249001LL,
+                                 1};
+    EXPECT_TRUE(wt::exact<int64_t>("pow", wok::pow(wt::tensor(a), wt::tensor(b)), want,
+                                   [&](size_t i) { return "a=" + wt::fmt(a[i]) + ", b=" + wt::fmt(b[i]); }));
+    // int64 with a float exponent computes in float64: exact where representable.
+    Tensor p = wok::pow(wt::tensor(std::vector<int64_t>{3, 9, 2}), wt::tensor(std::vector<double>{33, 16, 62}));
+    EXPECT_TRUE(wt::exact<int64_t>("pow", wok::cast(p, DType::kInt64), {5559060566555523LL, 1853020188851841LL, 1LL << 62}));
+  });
+}
+
 }  // namespace

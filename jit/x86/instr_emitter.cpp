@@ -19,11 +19,42 @@ struct Operands {
   const ax::Vec* v[3];
 };
 using ValueEmitter = ax::Vec (*)(VecEmitter& e, const Operands& a);
+using A = const Operands&;
+
+// A set of dtypes, one bit per DType.
+using DTypes = uint8_t;
+constexpr DTypes bit(DType t) { return static_cast<DTypes>(1u << static_cast<int>(t)); }
+constexpr DTypes kAny = 0x1f;
+constexpr DTypes kFloats = bit(DType::kFloat32) | bit(DType::kFloat64);
+constexpr DTypes kInts = bit(DType::kInt32) | bit(DType::kInt64);
+constexpr DTypes kNone = 0;
 
 struct X86Row {
   ScalarOp op;
   ValueEmitter emit;  // nullptr: loaded or accumulated by the generator itself
+  // The result dtypes the emitter handles; a program with any other does
+  // not compile here (can_compile), and runs on the precompiled kernel.
+  DTypes emits = kAny;
+  // The result dtypes it computes in float64 lanes, so the kernel takes
+  // lanes of 8 bytes (Note [Lanes and registers]).
+  DTypes in_float64 = kNone;
 };
+
+// Integer fmod and floor division in float64: the quotient of two int32
+// values rounded to float64 is never on the wrong side of an integer (its
+// error, under |a| 2^-53 / |b|, is below the 1/|b| to the next one), so
+// its floor or trunc is the exact integer quotient. The cast back gives
+// INT_MIN for INT_MIN / -1, the wrapped quotient; a zero divisor gives 0.
+ax::Vec int32_div(VecEmitter& e, A a, bool floor) {
+  const DType I = DType::kInt32, F = DType::kFloat64;
+  ax::Vec x = e.cast(I, F, *a.v[0]), y = e.cast(I, F, *a.v[1]);
+  ax::Vec q = e.round(F, e.div(F, x, y), floor ? 0x09 : 0x0B);
+  ax::Vec qi = e.cast(F, I, q);
+  Mask by_zero = e.cmp(I, Cmp::kEq, *a.v[1], e.zero(I));
+  if (floor) return e.blend(I, by_zero, e.zero(I), qi);
+  ax::Vec rem = e.sub(I, *a.v[0], e.mul(I, qi, *a.v[1]));  // wraps: INT_MIN - INT_MIN * -1 = 0
+  return e.blend(I, by_zero, e.zero(I), rem);
+}
 
 ax::Vec compare(VecEmitter& e, const Operands& a, Cmp c) {
   return e.mask_to_bool(a.arg_t, e.cmp(a.arg_t, c, *a.v[0], *a.v[1]));
@@ -31,7 +62,6 @@ ax::Vec compare(VecEmitter& e, const Operands& a, Cmp c) {
 
 // The x86 column of Note [One table per primitive] (runtime/scalar_primitives.h).
 using O = ScalarOp;
-using A = const Operands&;
 constexpr std::array<X86Row, kNumScalarOps> kX86Emitters = {{
     {O::kInput, nullptr},  // each generator loads its inputs its own way
     {O::kConst, nullptr},  // needs the constant: emit_value_instr handles it
@@ -41,8 +71,8 @@ constexpr std::array<X86Row, kNumScalarOps> kX86Emitters = {{
     {O::kSqrt, [](VecEmitter& e, A a) { return e.sqrt(a.t, *a.v[0]); }},
     {O::kExp, [](VecEmitter& e, A a) { return emit_exp(e, a.t, *a.v[0]); }},
     {O::kLog, [](VecEmitter& e, A a) { return emit_log(e, a.t, *a.v[0]); }},
-    {O::kSin, [](VecEmitter& e, A a) { return emit_sin(e, a.t, *a.v[0]); }},
-    {O::kCos, [](VecEmitter& e, A a) { return emit_cos(e, a.t, *a.v[0]); }},
+    {O::kSin, [](VecEmitter& e, A a) { return emit_sin(e, a.t, *a.v[0]); }, kAny, bit(DType::kFloat32)},
+    {O::kCos, [](VecEmitter& e, A a) { return emit_cos(e, a.t, *a.v[0]); }, kAny, bit(DType::kFloat32)},
     {O::kTanh, [](VecEmitter& e, A a) { return emit_tanh(e, a.t, *a.v[0]); }},
     {O::kErf, [](VecEmitter& e, A a) { return emit_erf(e, a.t, *a.v[0]); }},
     {O::kFloor, [](VecEmitter& e, A a) { return e.round(a.t, *a.v[0], 0x09); }},
@@ -50,13 +80,26 @@ constexpr std::array<X86Row, kNumScalarOps> kX86Emitters = {{
     {O::kRound, [](VecEmitter& e, A a) { return e.round(a.t, *a.v[0], 0x08); }},
     {O::kTrunc, [](VecEmitter& e, A a) { return e.round(a.t, *a.v[0], 0x0B); }},
     {O::kNot, [](VecEmitter& e, A a) { return e.bit_xor(a.t, *a.v[0], e.const_operand(DType::kBool, 1)); }},
+    {O::kBitNot, [](VecEmitter& e, A a) {
+       // bool lanes hold 0 or 1: not flips the low bit only.
+       if (a.t == DType::kBool) return e.bit_xor(a.t, *a.v[0], e.const_operand(DType::kBool, 1));
+       return e.bit_xor(a.t, *a.v[0], e.const_bits_operand(a.t, ~uint64_t{0}));
+     }, kInts | bit(DType::kBool)},
     {O::kAdd, [](VecEmitter& e, A a) { return e.add(a.t, *a.v[0], *a.v[1]); }},
     {O::kSub, [](VecEmitter& e, A a) { return e.sub(a.t, *a.v[0], *a.v[1]); }},
     {O::kMul, [](VecEmitter& e, A a) { return e.mul(a.t, *a.v[0], *a.v[1]); }},
     {O::kDiv, [](VecEmitter& e, A a) { return e.div(a.t, *a.v[0], *a.v[1]); }},
     {O::kMax, [](VecEmitter& e, A a) { return e.max(a.t, *a.v[0], *a.v[1]); }},
     {O::kMin, [](VecEmitter& e, A a) { return e.min(a.t, *a.v[0], *a.v[1]); }},
-    {O::kPow, [](VecEmitter& e, A a) { return emit_pow(e, a.t, *a.v[0], *a.v[1]); }},
+    // Integer pow runs on the precompiled kernel.
+    {O::kPow, [](VecEmitter& e, A a) { return emit_pow(e, a.t, *a.v[0], *a.v[1]); }, kFloats, bit(DType::kFloat32)},
+    // Float fmod (exact, any exponent gap) and int64 division run on the
+    // precompiled kernel.
+    {O::kFmod, [](VecEmitter& e, A a) { return int32_div(e, a, false); }, bit(DType::kInt32), bit(DType::kInt32)},
+    {O::kFloorDiv, [](VecEmitter& e, A a) {
+       if (a.t == DType::kInt32) return int32_div(e, a, true);
+       return e.round(a.t, e.div(a.t, *a.v[0], *a.v[1]), 0x09);
+     }, kFloats | bit(DType::kInt32), bit(DType::kInt32)},
     {O::kEq, [](VecEmitter& e, A a) { return compare(e, a, Cmp::kEq); }},
     {O::kNe, [](VecEmitter& e, A a) { return compare(e, a, Cmp::kNe); }},
     {O::kLt, [](VecEmitter& e, A a) { return compare(e, a, Cmp::kLt); }},
@@ -65,6 +108,11 @@ constexpr std::array<X86Row, kNumScalarOps> kX86Emitters = {{
     {O::kGe, [](VecEmitter& e, A a) { return compare(e, a, Cmp::kGe); }},
     {O::kAnd, [](VecEmitter& e, A a) { return e.bit_and(a.t, *a.v[0], *a.v[1]); }},
     {O::kOr, [](VecEmitter& e, A a) { return e.bit_or(a.t, *a.v[0], *a.v[1]); }},
+    {O::kBitAnd, [](VecEmitter& e, A a) { return e.bit_and(a.t, *a.v[0], *a.v[1]); }, kInts | bit(DType::kBool)},
+    {O::kBitOr, [](VecEmitter& e, A a) { return e.bit_or(a.t, *a.v[0], *a.v[1]); }, kInts | bit(DType::kBool)},
+    {O::kBitXor, [](VecEmitter& e, A a) { return e.bit_xor(a.t, *a.v[0], *a.v[1]); }, kInts | bit(DType::kBool)},
+    {O::kShl, [](VecEmitter& e, A a) { return e.shl_var(a.t, *a.v[0], *a.v[1]); }, kInts},
+    {O::kShr, [](VecEmitter& e, A a) { return e.shr_var(a.t, *a.v[0], *a.v[1]); }, kInts},
     {O::kSelect, [](VecEmitter& e, A a) { return e.blend(a.t, e.bool_to_mask(a.t, *a.v[0]), *a.v[1], *a.v[2]); }},
     // Reductions and the row length are the row and column generators' own.
     {O::kReduceSum, nullptr},
@@ -78,6 +126,10 @@ static_assert(rows_follow_enum(kX86Emitters), "kX86Emitters must have one row pe
 
 }  // namespace
 
+bool emits(ScalarOp op, DType t) { return (kX86Emitters[static_cast<size_t>(op)].emits & bit(t)) != 0; }
+
+bool computes_in_float64(ScalarOp op, DType t) { return (kX86Emitters[static_cast<size_t>(op)].in_float64 & bit(t)) != 0; }
+
 int choose_lanes(const FusedKernelSpec& spec, bool avx512) {
   int widest = 4;
   for (const ScalarInstr& in : spec.program.instrs) {
@@ -86,8 +138,9 @@ int choose_lanes(const FusedKernelSpec& spec, bool avx512) {
     // stores them (Note [Generated argmax] in jit/x86/argmax_emitter.h).
     if (in.op == ScalarOp::kReduceArgmax) continue;
     widest = std::max(widest, VecEmitter::lane_width(in.dtype));
-    // float32 sin, cos and pow run in float64 (Note [Lanes and registers]).
-    if (primitive(in.op).float32_via_float64) widest = 8;
+    // float32 sin, cos and pow, int32 fmod and floor division run in
+    // float64 (Note [Lanes and registers]).
+    if (computes_in_float64(in.op, in.dtype)) widest = 8;
   }
   for (DType t : spec.input_dtypes) widest = std::max(widest, VecEmitter::lane_width(t));
   return (avx512 ? 64 : 32) / widest;

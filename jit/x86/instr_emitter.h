@@ -13,6 +13,12 @@ namespace wok::jit::x86 {
 ax::Vec emit_value_instr(VecEmitter& e, const ScalarProgram& program, const ScalarInstr& in,
                          const std::vector<ax::Vec>& values);
 
+// Whether the emitter of `op` handles results of dtype t (the rest run on
+// the precompiled kernels: integer pow, float fmod, int64 division), and
+// whether it computes them in float64 lanes.
+bool emits(ScalarOp op, DType t);
+bool computes_in_float64(ScalarOp op, DType t);
+
 // Elements per vector step for `spec` (Note [Lanes and registers]).
 int choose_lanes(const FusedKernelSpec& spec, bool avx512);
 

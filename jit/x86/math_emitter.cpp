@@ -284,6 +284,45 @@ void log_dd(VecEmitter& e, const ax::Vec& x, ax::Vec& hi, ax::Vec& lo) {
 }
 }  // namespace
 
+// vm::product_exact with an FMA: x*y == p exactly and p in [kPowExactMin, max].
+Mask product_exact(VecEmitter& e, const ax::Vec& x, const ax::Vec& y, const ax::Vec& p) {
+  const DT t = F64;
+  Mask in_range = e.mask_and(t, e.cmp(t, Cmp::kGe, p, C(e, t, vmc::kPowExactMin)),
+                             e.cmp(t, Cmp::kLe, p, C(e, t, std::numeric_limits<double>::max())));
+  ax::Vec err = e.fnma(t, x, y, p);  // p - x*y, rounded once
+  return e.mask_and(t, in_range, e.cmp(t, Cmp::kEq, err, C(e, t, 0.0)));
+}
+
+// vm::pow_exact_or (Note [Exact integer powers] in runtime/kernels/cpu/vec_math.h),
+// on float64 lanes: r, or |a|^b exactly where b is an integer and the power
+// representable.
+ax::Vec pow_exact_or(VecEmitter& e, const ax::Vec& a, const ax::Vec& b, const ax::Vec& r) {
+  const DT t = F64;
+  ax::Vec n = e.abs(t, b);
+  Mask b_int = e.mask_and(t, e.cmp(t, Cmp::kEq, e.round(t, b, 0x09), b),
+                          e.cmp(t, Cmp::kLt, n, C(e, t, static_cast<double>(1 << vmc::kPowIntBits))));
+  n = e.blend(t, b_int, n, e.zero(t));
+  ax::Vec result = e.const_vec(t, 1.0);
+  ax::Vec base = e.abs(t, a);
+  Mask bad;
+  for (int i = 0; i < vmc::kPowIntBits; ++i) {
+    ax::Vec half = e.mul(t, n, C(e, t, 0.5));
+    ax::Vec rest = e.round(t, half, 0x09);
+    Mask bit = e.cmp(t, Cmp::kNe, rest, half);
+    ax::Vec p = e.mul(t, result, base);
+    Mask step_bad = e.mask_and(t, bit, e.mask_not(t, product_exact(e, result, base, p)));
+    result = e.blend(t, bit, p, result);
+    ax::Vec sq = e.mul(t, base, base);
+    Mask sq_bad = e.mask_and(t, e.cmp(t, Cmp::kNe, rest, C(e, t, 0.0)), e.mask_not(t, product_exact(e, base, base, sq)));
+    step_bad = e.mask_or(t, step_bad, sq_bad);
+    bad = i == 0 ? step_bad : e.mask_or(t, bad, step_bad);
+    base = sq;
+    n = rest;
+  }
+  ax::Vec s = e.blend(t, e.cmp(t, Cmp::kLt, b, C(e, t, 0.0)), e.div(t, e.const_vec(t, 1.0), result), result);
+  return e.blend(t, e.mask_and(t, b_int, e.mask_not(t, bad)), s, r);
+}
+
 ax::Vec emit_pow(VecEmitter& e, DT t, const ax::Vec& a, const ax::Vec& b) {
   if (!f32(t)) {
     ax::Vec lh, ll;
@@ -295,11 +334,13 @@ ax::Vec emit_pow(VecEmitter& e, DT t, const ax::Vec& a, const ax::Vec& b) {
     ax::Vec r = emit_exp(e, F64, y);
     Mask r_finite = e.cmp(F64, Cmp::kLt, e.abs(F64, r), C(e, F64, std::numeric_limits<double>::infinity()));
     r = e.blend(F64, r_finite, e.fma(F64, r, y_lo, r), r);
+    r = pow_exact_or(e, a, b, r);
     return pow_special_cases(e, F64, a, b, r);
   }
   ax::Vec ad = e.cast(F32, F64, e.abs(F32, a));
   ax::Vec bd = e.cast(F32, F64, b);
   ax::Vec r = emit_exp(e, F64, e.mul(F64, bd, emit_log(e, F64, ad)));
+  r = pow_exact_or(e, ad, bd, r);
   return pow_special_cases(e, F32, a, b, e.cast(F64, F32, r));
 }
 

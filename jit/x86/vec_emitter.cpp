@@ -355,6 +355,17 @@ ax::Vec VecEmitter::shr_logical(DType t, const ax::Vec& a, int bits) {
   return r;
 }
 
+ax::Vec VecEmitter::shl_var(DType t, const ax::Vec& a, const ax::Vec& counts) {
+  ax::Vec r = new_vec(t);
+  cc_.emit(wide(t) ? I::kIdVpsllvq : I::kIdVpsllvd, r, a, counts);
+  return r;
+}
+ax::Vec VecEmitter::shr_var(DType t, const ax::Vec& a, const ax::Vec& counts) {
+  ax::Vec r = new_vec(t);
+  cc_.emit(wide(t) ? I::kIdVpsrlvq : I::kIdVpsrlvd, r, a, counts);
+  return r;
+}
+
 ax::Vec VecEmitter::shr_arith(DType t, const ax::Vec& a, int bits) {
   ax::Vec r = new_vec(t);
   if (!wide(t)) {

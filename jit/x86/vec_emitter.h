@@ -106,6 +106,10 @@ class VecEmitter {
   ax::Vec shr_logical(DType t, const ax::Vec& a, int bits);
   // Arithmetic shift; for 64-bit lanes on AVX2 valid for |a| < 2^40.
   ax::Vec shr_arith(DType t, const ax::Vec& a, int bits);
+  // Logical shifts of integer lanes by per-lane counts, read as unsigned:
+  // a count of at least the width gives 0 (vpsllv, vpsrlv).
+  ax::Vec shl_var(DType t, const ax::Vec& a, const ax::Vec& counts);
+  ax::Vec shr_var(DType t, const ax::Vec& a, const ax::Vec& counts);
 
   Mask cmp(DType t, Cmp c, const ax::Vec& a, const asmjit::Operand& b);
   Mask is_nan(DType t, const ax::Vec& a);

@@ -26,4 +26,19 @@ WOK_BINARY_OP(gt,          kCompare,    true,  fx::gt(a, b),           "a > b")
 WOK_BINARY_OP(ge,          kCompare,    true,  fx::ge(a, b),           "a >= b")
 WOK_BINARY_OP(logical_and, kLogical,    true,  fx::logical_and(a, b),  "a && b")
 WOK_BINARY_OP(logical_or,  kLogical,    true,  fx::logical_or(a, b),   "a || b")
+// Division: integers exact, and an integer division by zero gives 0 (quotient and remainder).
+WOK_BINARY_OP(fmod,        kArithmetic, true,  fx::apply(ScalarOp::kFmod, a, b),
+                                                                       "C fmod: a - trunc(a / b) b, exact, with the sign of a (ONNX Mod fmod=1)")
+WOK_BINARY_OP(remainder,   kArithmetic, true,  remainder_of<fx>(a, b), "a mod b with the sign of b, as Python's % (ONNX Mod fmod=0)")
+WOK_BINARY_OP(floor_divide, kArithmetic, true, fx::apply(ScalarOp::kFloorDiv, a, b),
+                                                                       "floor(a / b); on integers the exact floored quotient")
+WOK_BINARY_OP(atan2,       kFloat,      true,  atan2_of<fx>(fx::as_float(a), fx::as_float(b)), "the angle of the point (b, a), in [-pi, pi], as C's atan2(a, b)")
+// Bits: integers, and bool as truth values (shifts compute bool as int32); floats are refused.
+WOK_BINARY_OP(bitwise_and, kBitwise,    true,  fx::apply(ScalarOp::kBitAnd, a, b), "a & b")
+WOK_BINARY_OP(bitwise_or,  kBitwise,    true,  fx::apply(ScalarOp::kBitOr, a, b),  "a | b")
+WOK_BINARY_OP(bitwise_xor, kBitwise,    true,  fx::apply(ScalarOp::kBitXor, a, b), "a ^ b")
+WOK_BINARY_OP(bitwise_left_shift,  kShift, true, fx::apply(ScalarOp::kShl, a, b),
+                                                                       "a << b on the unsigned view; 0 for b < 0 or b >= the width")
+WOK_BINARY_OP(bitwise_right_shift, kShift, true, fx::apply(ScalarOp::kShr, a, b),
+                                                                       "logical a >> b on the unsigned view (ONNX BitShift); 0 for b < 0 or b >= the width")
 // clang-format on

@@ -22,19 +22,20 @@ DTypeFn dtype_rule(ResultType rule, bool allow_bool) {
   };
 }
 
-using formula::log1p_of;
-using formula::stable_sigmoid;
+using namespace formula;
 
 }  // namespace
 
 void register_elementwise_ops(OpRegistry& r) {
   using R = ResultType;
-  // Each unary op's formula gets its input converted to the result dtype.
+  // Each unary op's formula gets its input converted to the result dtype
+  // (a predicate's, such as isnan's, as it is).
 #define WOK_UNARY_OP(name, rule, takes_bool, formula, doc)                                              \
   r.add(elementwise_op_def(                                                                            \
       #name, {"x"}, R::rule,                                                                           \
       [](FormulaBuilder& b) {                                                                          \
-        Expr x = b.cast(b.input(0), b.output_dtype(0));                                                \
+        Expr in = b.input(0);                                                                          \
+        Expr x = b.cast(in, unary_operand_dtype(R::rule, in.dtype(), b.output_dtype(0)));              \
         b.output(0, formula);                                                                          \
       },                                                                                               \
       doc, takes_bool));

@@ -41,4 +41,23 @@ WOK_UNARY_OP(trunc,       kSame,       false, fx::apply(ScalarOp::kTrunc, x),   
 WOK_UNARY_OP(reciprocal,  kFloat,      true,  1.0 / x,                             "1 / x")
 WOK_UNARY_OP(square,      kArithmetic, true,  x * x,                               "x * x")
 WOK_UNARY_OP(logical_not, kLogical,    true,  fx::logical_not(x),                  "x == 0")
+// Note [Composite transcendentals] in runtime/ops/formula_helpers.h says how these are computed.
+WOK_UNARY_OP(tan,         kFloat,      true,  tan_of<fx>(x),                       "tangent, sin x / cos x")
+WOK_UNARY_OP(asin,        kFloat,      true,  asin_of<fx>(x),                      "arcsine, in [-pi/2, pi/2]; nan outside [-1, 1]")
+WOK_UNARY_OP(acos,        kFloat,      true,  acos_of<fx>(x),                      "arccosine, in [0, pi]; nan outside [-1, 1]")
+WOK_UNARY_OP(atan,        kFloat,      true,  atan_of<fx>(x),                      "arctangent, in [-pi/2, pi/2]")
+WOK_UNARY_OP(sinh,        kFloat,      true,  sinh_of<fx>(x),                      "hyperbolic sine")
+WOK_UNARY_OP(cosh,        kFloat,      true,  cosh_of<fx>(x),                      "hyperbolic cosine")
+WOK_UNARY_OP(asinh,       kFloat,      true,  asinh_of<fx>(x),                     "inverse hyperbolic sine")
+WOK_UNARY_OP(acosh,       kFloat,      true,  acosh_of<fx>(x),                     "inverse hyperbolic cosine; nan below 1")
+WOK_UNARY_OP(atanh,       kFloat,      true,  atanh_of<fx>(x),                     "inverse hyperbolic tangent; +-inf at +-1, nan outside [-1, 1]")
+WOK_UNARY_OP(sign,        kSame,       false, sign_of<fx>(x),                      "1, -1 or 0 by the sign of x; x itself for 0 (-0 stays -0) and nan")
+WOK_UNARY_OP(isnan,       kCompare,    true,  fx::ne(x, x),                        "x is nan (false for integers and bool)")
+WOK_UNARY_OP(isinf,       kCompare,    true,  isinf_of<fx>(x),                     "x is +inf or -inf (false for integers and bool)")
+WOK_UNARY_OP(gelu_erf,    kFloat,      true,  0.5 * x * (1.0 + fx::erf(x * 0.70710678118654752440)),
+                                                                                   "GELU, exact form: 0.5 x (1 + erf(x / sqrt 2))")
+WOK_UNARY_OP(softsign,    kFloat,      true,  softsign_of<fx>(x),                  "x / (1 + |x|); +-1 at +-inf")
+WOK_UNARY_OP(mish,        kFloat,      true,  mish_of<fx>(x),                      "x tanh(softplus(x)); -0 at -inf")
+WOK_UNARY_OP(hard_swish,  kFloat,      true,  hard_swish_of<fx>(x),                "x relu6(x + 3) / 6 (PyTorch's hardswish); -0 at -inf")
+WOK_UNARY_OP(bitwise_not, kBitwise,    true,  fx::apply(ScalarOp::kBitNot, x),     "~x on integers, logical not on bool; floats are refused")
 // clang-format on

@@ -5,6 +5,7 @@
 
 #include "wok/runtime/kernels/cpu/formula_values.h"
 #include "wok/runtime/kernels/cpu/strided_loop.h"
+#include "wok/runtime/ops/formula_helpers.h"
 #include "wok/runtime/thread_pool.h"
 
 namespace wok::cpu::WOK_ISA_NS {
@@ -69,6 +70,7 @@ void register_binary_formula_kernels(OpRegistry& r) {
   r.add_kernel(#name, DeviceType::kCPU,                                                                 \
                binary_formula_kernel<ResultRule::rule, takes_bool>([](auto a, auto b) {                 \
                  using fx [[maybe_unused]] = ScalarFx;                                                  \
+                 using namespace ::wok::formula;                                                        \
                  return expr;                                                                           \
                }));
 #include "wok/runtime/ops/binary_op_list.h"

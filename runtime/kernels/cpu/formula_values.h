@@ -84,6 +84,17 @@ struct ScalarFx {
   template <typename T> static V<bool> ge(V<T> a, double b) { return {a.v >= weak<T>(b).v}; }
   template <typename T> static V<bool> eq(V<T> a, double b) { return {a.v == weak<T>(b).v}; }
   template <typename T> static V<T> where(V<bool> c, V<T> a, V<T> b) { return {c.v ? a.v : b.v}; }
+  template <typename T> static V<T> where(V<bool> c, V<T> a, double b) { return where(c, a, weak<T>(b)); }
+  template <typename T> static V<T> where(V<bool> c, double a, V<T> b) { return where(c, weak<T>(a), b); }
+  template <typename T> static V<bool> ne(V<T> a, double b) { return {a.v != weak<T>(b).v}; }
+  template <typename T> static V<bool> lt(V<T> a, double b) { return {a.v < weak<T>(b).v}; }
+  template <typename T> static V<bool> le(V<T> a, double b) { return {a.v <= weak<T>(b).v}; }
+  template <typename T> static V<bool> gt(V<T> a, double b) { return {a.v > weak<T>(b).v}; }
+  template <typename T> static V<T> minimum(V<T> a, double b) { return {vm::minimum(a.v, weak<T>(b).v)}; }
+  template <typename T> static V<T> number(V<T>, double v) { return weak<T>(v); }
+  template <typename T> static V<float_result_t<T>> as_float(V<T> a) { return {static_cast<float_result_t<T>>(a.v)}; }
+  template <typename T> static constexpr bool is_float32(V<T>) { return std::is_same_v<T, float>; }
+  template <typename T> static constexpr bool is_floating(V<T>) { return kIsFloat<T>; }
   template <typename T> static V<T> maximum(V<T> a, V<T> b) { return {vm::maximum(a.v, b.v)}; }
   template <typename T> static V<T> minimum(V<T> a, V<T> b) { return {vm::minimum(a.v, b.v)}; }
   template <typename T> static V<T> pow(V<T> a, V<T> b) {
@@ -103,10 +114,35 @@ struct ScalarFx {
   template <typename T> static V<T> apply(ScalarOp op, V<T> a) {
     if constexpr (kIsFloat<T>) {
       if (op == ScalarOp::kTrunc) return {std::trunc(a.v)};
+    } else {
+      if (op == ScalarOp::kBitNot) return {prim::bit_not(a.v)};
     }
     if (primitive(op).result == ResultRule::kWhole && !kIsFloat<T>) return a;
     V<T> out;
     const void* args[3] = {&a.v, nullptr, nullptr};
+    primitive_loop<T>(op, &out.v, args, 1);
+    return out;
+  }
+  // The binary primitives whose result has the operands' dtype (fmod,
+  // floor_div, the bitwise ops and shifts): the same scalar functions as
+  // their loops (prim:: in primitive_loops.h), so the compiler inlines them.
+  template <typename T> static V<T> apply(ScalarOp op, V<T> a, V<T> b) {
+    if constexpr (kIsFloat<T>) {
+      if (op == ScalarOp::kFmod) return {prim::fmod(a.v, b.v)};
+      if (op == ScalarOp::kFloorDiv) return {prim::floor_div(a.v, b.v)};
+    } else {
+      if (op == ScalarOp::kBitAnd) return {prim::bit_and(a.v, b.v)};
+      if (op == ScalarOp::kBitOr) return {prim::bit_or(a.v, b.v)};
+      if (op == ScalarOp::kBitXor) return {prim::bit_xor(a.v, b.v)};
+      if constexpr (is_wrapping_int_v<T>) {
+        if (op == ScalarOp::kFmod) return {prim::fmod(a.v, b.v)};
+        if (op == ScalarOp::kFloorDiv) return {prim::floor_div(a.v, b.v)};
+        if (op == ScalarOp::kShl) return {prim::shl(a.v, b.v)};
+        if (op == ScalarOp::kShr) return {prim::shr(a.v, b.v)};
+      }
+    }
+    V<T> out;
+    const void* args[3] = {&a.v, &b.v, nullptr};
     primitive_loop<T>(op, &out.v, args, 1);
     return out;
   }
@@ -117,7 +153,9 @@ template <ResultRule R, typename In>
 using result_t = std::conditional_t<
     R == ResultRule::kFloat, float_result_t<In>,
     std::conditional_t<R == ResultRule::kLogical || R == ResultRule::kCompare, bool,
-                       std::conditional_t<R == ResultRule::kArithmetic && std::is_same_v<In, bool>, int32_t, In>>>;
+                       std::conditional_t<(R == ResultRule::kArithmetic || R == ResultRule::kShift) &&
+                                              std::is_same_v<In, bool>,
+                                          int32_t, In>>>;
 
 // Calls body(In{}) with the C++ type of input 0's dtype; bool is refused
 // for ops that do not take it (their dtype rule refuses it first).

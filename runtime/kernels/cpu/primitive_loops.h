@@ -43,6 +43,62 @@ void cast_loop(Out* __restrict out, const In* __restrict in, int64_t n) {
   }
 }
 
+// The scalar definitions of the primitives that are not one C++ operator,
+// shared by their loops below and by formulas compiled as C++ (ScalarFx in
+// formula_values.h). Integer division by zero gives 0 (quotient and
+// remainder), and INT_MIN / -1 wraps to INT_MIN (remainder 0): never a trap.
+namespace prim {
+
+// C fmod: the remainder of a / b truncated, with the sign of a; exact.
+template <typename T>
+inline T fmod(T a, T b) {
+  if constexpr (std::is_floating_point_v<T>) {
+    return std::fmod(a, b);
+  } else {
+    // b == -1 also avoids INT_MIN % -1, which traps on x86.
+    return (b == 0 || b == -1) ? T(0) : static_cast<T>(a % b);
+  }
+}
+
+// floor(a / b): on integers the exact floor of the quotient.
+template <typename T>
+inline T floor_div(T a, T b) {
+  if constexpr (std::is_floating_point_v<T>) {
+    return std::floor(a / b);
+  } else {
+    if (b == 0) return T(0);
+    if (b == -1) return wrap_sub(T(0), a);  // INT_MIN / -1 wraps to INT_MIN
+    T q = static_cast<T>(a / b);
+    T r = static_cast<T>(a % b);
+    return (r != 0 && ((r < 0) != (b < 0))) ? static_cast<T>(q - 1) : q;
+  }
+}
+
+// Bitwise operations; on bool the logical ones.
+template <typename T>
+inline T bit_not(T a) {
+  if constexpr (std::is_same_v<T, bool>) return !a;
+  else return static_cast<T>(~a);
+}
+template <typename T> inline T bit_and(T a, T b) { return static_cast<T>(a & b); }
+template <typename T> inline T bit_or(T a, T b) { return static_cast<T>(a | b); }
+template <typename T> inline T bit_xor(T a, T b) { return static_cast<T>(a ^ b); }
+
+// Logical shifts of the unsigned view (ONNX BitShift); a count that is
+// negative or at least the width gives 0, as x86's vpsllv/vpsrlv do.
+template <typename T>
+inline T shl(T a, T b) {
+  using U = std::make_unsigned_t<T>;
+  return static_cast<U>(b) >= sizeof(T) * 8 ? T(0) : static_cast<T>(static_cast<U>(a) << static_cast<U>(b));
+}
+template <typename T>
+inline T shr(T a, T b) {
+  using U = std::make_unsigned_t<T>;
+  return static_cast<U>(b) >= sizeof(T) * 8 ? T(0) : static_cast<T>(static_cast<U>(a) >> static_cast<U>(b));
+}
+
+}  // namespace prim
+
 template <typename T, typename F>
 inline void map1(T* __restrict out, const T* __restrict a, int64_t n, F f) {
   for (int64_t i = 0; i < n; ++i) out[i] = f(a[i]);
@@ -114,6 +170,9 @@ void primitive_loop(ScalarOp op, void* out_v, const void* const* args_v, int64_t
     case ScalarOp::kNot:
       if constexpr (kBool) return map1(out, a, n, [](bool x) { return !x; });
       break;
+    case ScalarOp::kBitNot:
+      if constexpr (!kFloat) return map1(out, a, n, [](T x) { return prim::bit_not(x); });
+      break;
     case ScalarOp::kAdd:
       if constexpr (!kBool) return map2(out, a, b, n, [](T x, T y) { return wrap_add(x, y); });
       break;
@@ -131,6 +190,27 @@ void primitive_loop(ScalarOp op, void* out_v, const void* const* args_v, int64_t
     case ScalarOp::kPow:
       if constexpr (kFloat) return map2(out, a, b, n, [](T x, T y) { return vm::pow(x, y); });
       else if constexpr (!kBool) return map2(out, a, b, n, [](T x, T y) { return vm::ipow(x, y); });
+      break;
+    case ScalarOp::kFmod:
+      if constexpr (!kBool) return map2(out, a, b, n, [](T x, T y) { return prim::fmod(x, y); });
+      break;
+    case ScalarOp::kFloorDiv:
+      if constexpr (!kBool) return map2(out, a, b, n, [](T x, T y) { return prim::floor_div(x, y); });
+      break;
+    case ScalarOp::kBitAnd:
+      if constexpr (!kFloat) return map2(out, a, b, n, [](T x, T y) { return prim::bit_and(x, y); });
+      break;
+    case ScalarOp::kBitOr:
+      if constexpr (!kFloat) return map2(out, a, b, n, [](T x, T y) { return prim::bit_or(x, y); });
+      break;
+    case ScalarOp::kBitXor:
+      if constexpr (!kFloat) return map2(out, a, b, n, [](T x, T y) { return prim::bit_xor(x, y); });
+      break;
+    case ScalarOp::kShl:
+      if constexpr (!kFloat && !kBool) return map2(out, a, b, n, [](T x, T y) { return prim::shl(x, y); });
+      break;
+    case ScalarOp::kShr:
+      if constexpr (!kFloat && !kBool) return map2(out, a, b, n, [](T x, T y) { return prim::shr(x, y); });
       break;
     case ScalarOp::kEq: return map2(out_b, a, b, n, [](T x, T y) { return x == y; });
     case ScalarOp::kNe: return map2(out_b, a, b, n, [](T x, T y) { return x != y; });

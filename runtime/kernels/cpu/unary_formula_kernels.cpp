@@ -21,8 +21,8 @@ namespace wok::cpu::WOK_ISA_NS {
 
 namespace {
 
-// out[i] = f(x[i]) with x converted to Out first; x contiguous or one value.
-template <typename In, typename Out, typename F>
+// out[i] = f(x[i]) with x converted to C first; x contiguous or one value.
+template <typename In, typename C, typename Out, typename F>
 void unary_loop(const KernelContext& ctx, F f) {
   const TensorRef& x = ctx.inputs[0];
   const TensorRef& y = ctx.outputs[0];
@@ -36,9 +36,9 @@ void unary_loop(const KernelContext& ctx, F f) {
       Out* __restrict o = yp + off[0];
       const In* __restrict a = xp + off[1];
       if (l.inner_stride(1) == 1) {
-        for (int64_t i = 0; i < len; ++i) o[i] = f(V<Out>{static_cast<Out>(a[i])}).v;
+        for (int64_t i = 0; i < len; ++i) o[i] = f(V<C>{static_cast<C>(a[i])}).v;
       } else {
-        const Out v = f(V<Out>{static_cast<Out>(a[0])}).v;
+        const Out v = f(V<C>{static_cast<C>(a[0])}).v;
         for (int64_t i = 0; i < len; ++i) o[i] = v;
       }
     });
@@ -50,7 +50,9 @@ KernelFn unary_formula_kernel(F f) {
   return [f](const KernelContext& ctx) {
     visit_input_dtype<kTakesBool>(ctx, [&](auto tag) {
       using In = decltype(tag);
-      unary_loop<In, result_t<R, In>>(ctx, f);
+      // A predicate (isnan) reads its input as it is; the rest compute in their result's dtype.
+      using C = std::conditional_t<R == ResultRule::kCompare, In, result_t<R, In>>;
+      unary_loop<In, C, result_t<R, In>>(ctx, f);
     });
   };
 }

@@ -366,6 +366,67 @@ inline void log_dd(double x, double& hi, double& lo) {
   lo = special ? 0.0 : lo;
 }
 
+// Note [Exact integer powers]
+// exp(b log a) is within an ulp or two, so pow(9, 3) could be 728.99999...
+// (and 728 once cast to an integer). For an integer-valued b with |b| <
+// 2^kPowIntBits the power is also computed by squaring, with each product
+// that matters checked exact by an FMA (a*b - p == 0, p normal and large
+// enough that a nonzero error could not round to 0); when every one is,
+// the squaring's result is a^|b| exactly and replaces the approximation
+// (for b < 0 its reciprocal, correctly rounded). So every exactly
+// representable integer power is exact, and the others keep the
+// exp-log result. 11 bits reach 2^-1074 = 0.5^1074: no larger |b| has an
+// exact result but for |a| = 1. The JIT emits the same steps
+// (jit/x86/math_emitter.cpp), CUDA runs them in wok::pow_ (templates/wok_device.cuh).
+using vmc::kPowExactMin;
+using vmc::kPowIntBits;
+
+// x*y == p exactly, and p within [kPowExactMin, max]. Without an FMA, by
+// Dekker's product; operands past 2^995 count as inexact there.
+inline bool product_exact(double x, double y, double p) {
+  bool in_range = p >= kPowExactMin && p <= std::numeric_limits<double>::max();
+#if defined(__FMA__)
+  return in_range && __builtin_fma(x, y, -p) == 0.0;
+#else
+  bool safe = std::fabs(x) < 0x1p995 && std::fabs(y) < 0x1p995;
+  return in_range && safe && fma_exact(x, y, -p) == 0.0;
+#endif
+}
+
+// a^n for a >= 0 and an integer-valued n in [0, 2^kPowIntBits) by
+// squaring; `exact` says whether the result is a^n exactly.
+template <size_t... I>
+inline double pow_by_squaring(double a, double n, bool& exact, std::index_sequence<I...>) {
+  double result = 1.0, base = a;
+  bool ok = true;
+  auto step = [&] {
+    double half = n * 0.5;
+    double rest = std::floor(half);
+    bool bit = rest != half;
+    double p = result * base;
+    ok = ok && (!bit || product_exact(result, base, p));
+    result = bit ? p : result;
+    double sq = base * base;
+    ok = ok && (rest == 0.0 || product_exact(base, base, sq));  // used only if bits remain
+    base = sq;
+    n = rest;
+  };
+  ((static_cast<void>(I), step()), ...);
+  exact = ok && n == 0.0;
+  return result;
+}
+
+// r, or a^b exactly where b is an integer and a^b is representable (Note
+// [Exact integer powers]); the sign is pow_special_cases' to apply.
+inline double pow_exact_or(double a, double b, double r) {
+  double n = fabs(b);
+  bool b_int = std::floor(b) == b && n < double(1 << kPowIntBits);
+  bool exact;
+  double s = pow_by_squaring(fabs(a), b_int ? n : 0.0, exact, std::make_index_sequence<kPowIntBits>{});
+  s = b < 0 ? 1.0 / s : s;
+  return (b_int && exact) ? s : r;
+}
+
 inline double pow(double a, double b) {
   double lh, ll;
   log_dd(fabs(a), lh, ll);
@@ -374,11 +435,13 @@ inline double pow(double a, double b) {
   y_lo = fabs(y) < inf<double>() ? y_lo : 0.0;
   double r = exp(y);
   r = fabs(r) < inf<double>() ? fma(r, y_lo, r) : r;  // e^(y + y_lo) to first order
+  r = pow_exact_or(a, b, r);
   return pow_special_cases(a, b, r);
 }
 
 inline float pow(float a, float b) {
   double r = exp(static_cast<double>(b) * log(static_cast<double>(fabs(a))));
+  r = pow_exact_or(a, b, r);
   return pow_special_cases(a, b, static_cast<float>(r));
 }
 
