@@ -72,6 +72,28 @@ Outputs convert_cast(const NodeContext& c) {
   return {c.input(0).astype(*dtype_from_onnx(static_cast<int32_t>(c.attr_int("to", 0))))};
 }
 
+// Mod: fmod=1 is C's fmod (the dividend's sign), fmod=0 Python's % (the
+// divisor's sign, integers only in ONNX).
+Outputs convert_mod(const NodeContext& c) {
+  return {c.attr_int("fmod", 0) ? fmod(c.input(0), c.input(1)) : remainder(c.input(0), c.input(1))};
+}
+
+Outputs convert_bit_shift(const NodeContext& c) {
+  const std::string direction = c.attr_string("direction", "");
+  if (direction == "LEFT") return {bitwise_left_shift(c.input(0), c.input(1))};
+  if (direction == "RIGHT") return {bitwise_right_shift(c.input(0), c.input(1))};
+  c.fail("direction must be LEFT or RIGHT, got '" + direction + "'");
+}
+
+// IsInf with detect_negative / detect_positive (both on by default).
+Outputs convert_isinf(const NodeContext& c) {
+  const Tensor& x = c.input(0);
+  const bool negative = c.attr_int("detect_negative", 1) != 0, positive = c.attr_int("detect_positive", 1) != 0;
+  if (negative && positive) return {isinf(x)};
+  if (!negative && !positive) return {logical_and(isinf(x), Scalar(false))};
+  return {logical_and(isinf(x), negative ? lt(x, Scalar(0)) : gt(x, Scalar(0)))};
+}
+
 Outputs convert_where(const NodeContext& c) { return {where(c.input(0), c.input(1), c.input(2))}; }
 
 }  // namespace
@@ -94,6 +116,21 @@ void add_elementwise_converters(ConverterTable& t) {
   WOK_ONNX_UNARY(t, "Round", round);
   WOK_ONNX_UNARY(t, "Softplus", softplus);
   WOK_ONNX_UNARY(t, "Not", logical_not);
+  WOK_ONNX_UNARY(t, "Tan", tan);
+  WOK_ONNX_UNARY(t, "Asin", asin);
+  WOK_ONNX_UNARY(t, "Acos", acos);
+  WOK_ONNX_UNARY(t, "Atan", atan);
+  WOK_ONNX_UNARY(t, "Sinh", sinh);
+  WOK_ONNX_UNARY(t, "Cosh", cosh);
+  WOK_ONNX_UNARY(t, "Asinh", asinh);
+  WOK_ONNX_UNARY(t, "Acosh", acosh);
+  WOK_ONNX_UNARY(t, "Atanh", atanh);
+  WOK_ONNX_UNARY(t, "Sign", sign);
+  WOK_ONNX_UNARY(t, "IsNaN", isnan);
+  WOK_ONNX_UNARY(t, "Softsign", softsign);
+  WOK_ONNX_UNARY(t, "Mish", mish);
+  WOK_ONNX_UNARY(t, "BitwiseNot", bitwise_not);
+  t.add("IsInf", convert_isinf);
   t.add("Identity", [](const NodeContext& c) -> Outputs { return {c.input(0)}; });
 
   WOK_ONNX_BINARY(t, "Add", add);
@@ -107,6 +144,11 @@ void add_elementwise_converters(ConverterTable& t) {
   WOK_ONNX_BINARY(t, "And", logical_and);
   WOK_ONNX_BINARY(t, "Or", logical_or);
   WOK_ONNX_BINARY(t, "Xor", ne);  // on bools
+  WOK_ONNX_BINARY(t, "BitwiseAnd", bitwise_and);
+  WOK_ONNX_BINARY(t, "BitwiseOr", bitwise_or);
+  WOK_ONNX_BINARY(t, "BitwiseXor", bitwise_xor);
+  t.add("Mod", convert_mod);
+  t.add("BitShift", convert_bit_shift);
   t.add("Div", convert_div);
   t.add("Pow", convert_pow);
 

@@ -354,9 +354,7 @@ void add_nn_converters(ConverterTable& t) {
   t.add("HardSigmoid", [](const NodeContext& c) -> Outputs {
     return {hard_sigmoid(c.input(0), c.attr_float("alpha", 0.2), c.attr_float("beta", 0.5))};
   });
-  // HardSwish is x * HardSigmoid(x) with alpha 1/6, beta 1/2 (ONNX).
-  t.add("HardSwish", [](const NodeContext& c) -> Outputs { return {c.input(0) * hard_sigmoid(c.input(0), 1.0 / 6, 0.5)}; });
-  t.add("Softsign", [](const NodeContext& c) -> Outputs { return {c.input(0) / (abs(c.input(0)) + 1.0f)}; });
+  t.add("HardSwish", [](const NodeContext& c) -> Outputs { return {hard_swish(c.input(0))}; });
   t.add("ThresholdedRelu", [](const NodeContext& c) -> Outputs {
     return {thresholded_relu(c.input(0), c.attr_float("alpha", 1.0))};
   });
