@@ -283,6 +283,18 @@ inline std::map<int, int64_t>& timed_compiles() {
 // untimed (JIT compile, page faults). Then the body is timed per iteration
 // (prep before each, untimed), and `work` per iteration is reported as
 // `unit` per second.
+// A benchmark that runs `body` once untimed (compiling outside the timing),
+// then times each iteration of it (timed_loop).
+inline void register_warm_timed(const std::string& name, std::function<void()> body, benchmark::TimeUnit unit) {
+  benchmark::RegisterBenchmark(name.c_str(),
+                               [=](benchmark::State& st) {
+                                 body();
+                                 timed_loop(st, name, body);
+                               })
+      ->UseManualTime()
+      ->Unit(unit);
+}
+
 inline void register_timed(const std::string& what, int threads, const char* unit, double work,
                            void (*set_threads)(int), std::function<Timed()> make) {
   const std::string name = name_of(what, threads);

@@ -82,15 +82,6 @@ Tensor causal_mask(int64_t seq) {
   return wok::from_vector(m, {seq, seq});
 }
 
-void register_timed(const std::string& name, std::function<void()> body, benchmark::TimeUnit unit) {
-  benchmark::RegisterBenchmark(name.c_str(),
-                               [=](benchmark::State& st) {
-                                 body();  // warm-up: compiles outside the timing
-                                 wok_bench::timed_loop(st, name, body);
-                               })
-      ->UseManualTime()
-      ->Unit(unit);
-}
 
 }  // namespace
 
@@ -108,14 +99,14 @@ int main(int argc, char** argv) {
   static auto one_c = wok::compile([](const Tensor& x) { return x + 1.0f; });
   for (const auto& [label, input] : {std::pair{"16", &small}, std::pair{"2^20", &big}}) {
     const Tensor* in = input;
-    register_timed(std::string("chain2000/") + label + "/eager", [in] { wok::eval({chain(*in)}); },
+    wok_bench::register_warm_timed(std::string("chain2000/") + label + "/eager", [in] { wok::eval({chain(*in)}); },
                    benchmark::kMicrosecond);
-    register_timed(std::string("chain2000/") + label + "/captured", [in] { benchmark::DoNotOptimize(chain_c(*in)); },
+    wok_bench::register_warm_timed(std::string("chain2000/") + label + "/captured", [in] { benchmark::DoNotOptimize(chain_c(*in)); },
                    benchmark::kMicrosecond);
   }
-  register_timed("program64/eager", [] { wok::eval({program64(small, y16)}); }, benchmark::kMicrosecond);
-  register_timed("program64/captured", [] { benchmark::DoNotOptimize(p64_c(small, y16)); }, benchmark::kMicrosecond);
-  register_timed("replay1/captured", [] { benchmark::DoNotOptimize(one_c(small)); }, benchmark::kMicrosecond);
+  wok_bench::register_warm_timed("program64/eager", [] { wok::eval({program64(small, y16)}); }, benchmark::kMicrosecond);
+  wok_bench::register_warm_timed("program64/captured", [] { benchmark::DoNotOptimize(p64_c(small, y16)); }, benchmark::kMicrosecond);
+  wok_bench::register_warm_timed("replay1/captured", [] { benchmark::DoNotOptimize(one_c(small)); }, benchmark::kMicrosecond);
 
   static const Encoder enc;
   static auto enc_c = wok::compile([](const Tensor& x, const Tensor& mask) { return enc(x, mask); });
@@ -136,10 +127,10 @@ int main(int argc, char** argv) {
   for (int64_t seq : seqs) {
     const auto* io = &enc_in[seq];
     const std::string name = "encoder/" + std::to_string(seq);
-    register_timed(name + "/eager", [io] { wok::eval({enc(io->first, io->second)}); }, benchmark::kMicrosecond);
-    register_timed(name + "/captured", [io] { benchmark::DoNotOptimize(enc_c(io->first, io->second)); },
+    wok_bench::register_warm_timed(name + "/eager", [io] { wok::eval({enc(io->first, io->second)}); }, benchmark::kMicrosecond);
+    wok_bench::register_warm_timed(name + "/captured", [io] { benchmark::DoNotOptimize(enc_c(io->first, io->second)); },
                    benchmark::kMicrosecond);
-    register_timed(name + "/static", [io] { benchmark::DoNotOptimize(enc_s(io->first, io->second)); },
+    wok_bench::register_warm_timed(name + "/static", [io] { benchmark::DoNotOptimize(enc_s(io->first, io->second)); },
                    benchmark::kMicrosecond);
   }
 

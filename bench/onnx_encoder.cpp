@@ -33,15 +33,6 @@ struct Layer {
   void by_hand() const { wok::eval({encoder::by_hand(x, w, t)}); }
 };
 
-void register_timed(const std::string& name, std::function<void()> body) {
-  benchmark::RegisterBenchmark(name.c_str(),
-                               [=](benchmark::State& st) {
-                                 body();  // warm-up: compiles outside the timing
-                                 wok_bench::timed_loop(st, name, body);
-                               })
-      ->UseManualTime()
-      ->Unit(benchmark::kMicrosecond);
-}
 
 }  // namespace
 
@@ -55,8 +46,10 @@ int main(int argc, char** argv) {
   for (int64_t seq : seqs) {
     layers[seq] = std::make_unique<Layer>(seq);
     const Layer* l = layers[seq].get();
-    register_timed("encoder/" + std::to_string(seq) + "/imported", [l] { l->imported(); });
-    register_timed("encoder/" + std::to_string(seq) + "/by_hand", [l] { l->by_hand(); });
+    wok_bench::register_warm_timed("encoder/" + std::to_string(seq) + "/imported", [l] { l->imported(); },
+                                    benchmark::kMicrosecond);
+    wok_bench::register_warm_timed("encoder/" + std::to_string(seq) + "/by_hand", [l] { l->by_hand(); },
+                                    benchmark::kMicrosecond);
   }
   wok_bench::run_and_print([&] {
     using wok_bench::fmt;
