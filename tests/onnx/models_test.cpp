@@ -82,6 +82,81 @@ TEST(OnnxModels, MlpMatchesFloat64) {
   });
 }
 
+// A small CNN: Conv 3x3 (pad 1) + Relu, MaxPool 2x2, Conv 3x3 stride 2 with
+// uneven SAME_UPPER padding + Relu, GlobalAveragePool, Flatten, Gemm.
+TEST(OnnxModels, SmallCnnMatchesFloat64) {
+  const int64_t n = 2, c0 = 3, hw = 8, c1 = 4, c2 = 6, classes = 5;
+  const auto w1 = random_values(c1 * c0 * 9, 41, 0.3f), b1 = random_values(c1, 42, 0.1f);
+  const auto w2 = random_values(c2 * c1 * 9, 43, 0.3f), b2 = random_values(c2, 44, 0.1f);
+  const auto wf = random_values(c2 * classes, 45, 0.3f), bf = random_values(classes, 46, 0.1f);
+  ModelBuilder b;
+  b.input("x", TensorProto::FLOAT, {-1, c0, hw, hw});
+  b.initializer("w1", w1, {c1, c0, 3, 3}).initializer("b1", b1, {c1});
+  b.initializer("w2", w2, {c2, c1, 3, 3}).initializer("b2", b2, {c2});
+  b.initializer("wf", wf, {c2, classes}).initializer("bf", bf, {classes});
+  ModelBuilder::attr(b.node("Conv", {"x", "w1", "b1"}, {"c1"}), "pads", std::vector<int64_t>{1, 1, 1, 1});
+  b.node("Relu", {"c1"}, {"r1"});
+  auto& pool = b.node("MaxPool", {"r1"}, {"p1"});
+  ModelBuilder::attr(pool, "kernel_shape", std::vector<int64_t>{2, 2});
+  ModelBuilder::attr(pool, "strides", std::vector<int64_t>{2, 2});
+  auto& conv2 = b.node("Conv", {"p1", "w2", "b2"}, {"c2"});
+  ModelBuilder::attr(conv2, "strides", std::vector<int64_t>{2, 2});
+  auto* same = conv2.add_attribute();
+  same->set_name("auto_pad");
+  same->set_type(onnx::AttributeProto::STRING);
+  same->set_s("SAME_UPPER");
+  b.node("Relu", {"c2"}, {"r2"});
+  b.node("GlobalAveragePool", {"r2"}, {"g"});
+  b.node("Flatten", {"g"}, {"f"});
+  b.node("Gemm", {"f", "wf", "bf"}, {"y"});
+  b.output("y", TensorProto::FLOAT, {-1, classes});
+  const wok::onnx::Model m = wok::onnx::load_from_bytes(b.bytes(), "cnn.onnx");
+
+  const auto x = random_values(n * c0 * hw * hw, 47, 1.0f);
+  // float64 reference; conv with per-side padding [top, left, bottom, right].
+  auto conv = [](const Mat& in, int64_t batch, int64_t cin, int64_t h, int64_t w, const std::vector<float>& k,
+                 const std::vector<float>& bias, int64_t cout, int64_t stride, int64_t top, int64_t left, int64_t oh,
+                 int64_t ow) {
+    Mat out(batch * cout * oh * ow);
+    for (int64_t b0 = 0; b0 < batch; ++b0)
+      for (int64_t o = 0; o < cout; ++o)
+        for (int64_t i = 0; i < oh; ++i)
+          for (int64_t j = 0; j < ow; ++j) {
+            double acc = bias[o];
+            for (int64_t ci = 0; ci < cin; ++ci)
+              for (int64_t ki = 0; ki < 3; ++ki)
+                for (int64_t kj = 0; kj < 3; ++kj) {
+                  const int64_t y = i * stride + ki - top, xx = j * stride + kj - left;
+                  if (y < 0 || y >= h || xx < 0 || xx >= w) continue;
+                  acc += in[((b0 * cin + ci) * h + y) * w + xx] * k[((o * cin + ci) * 3 + ki) * 3 + kj];
+                }
+            out[((b0 * cout + o) * oh + i) * ow + j] = std::max(acc, 0.0);
+          }
+    return out;
+  };
+  const Mat r1 = conv(to64(x), n, c0, hw, hw, w1, b1, c1, 1, 1, 1, hw, hw);
+  const int64_t ph = hw / 2;
+  Mat p1(n * c1 * ph * ph);
+  for (int64_t b0 = 0; b0 < n * c1; ++b0)
+    for (int64_t i = 0; i < ph; ++i)
+      for (int64_t j = 0; j < ph; ++j) {
+        double best = -1e300;
+        for (int64_t a = 0; a < 2; ++a)
+          for (int64_t d = 0; d < 2; ++d) best = std::max(best, r1[(b0 * hw + 2 * i + a) * hw + 2 * j + d]);
+        p1[(b0 * ph + i) * ph + j] = best;
+      }
+  // SAME_UPPER on 4 with stride 2, kernel 3: output 2, total padding 1, all at the end.
+  const Mat r2 = conv(p1, n, c1, ph, ph, w2, b2, c2, 2, 0, 0, 2, 2);
+  Mat g(n * c2);
+  for (int64_t i = 0; i < n * c2; ++i) g[i] = (r2[i * 4] + r2[i * 4 + 1] + r2[i * 4 + 2] + r2[i * 4 + 3]) / 4;
+  Mat y = matmul(g, to64(wf), n, c2, classes);
+  add_row(y, to64(bf), classes);
+  for_each_backend([&] {
+    const auto result = m.run({{"x", wok::from_vector(x, {n, c0, hw, hw})}});
+    expect_close(result.at("y"), y, 1e-5);
+  });
+}
+
 // The float64 reference of examples/onnx_import/encoder.h's layer.
 Mat layer_norm_ref(const Mat& x, const std::vector<float>& g, const std::vector<float>& b, int64_t rows, int64_t n) {
   Mat y(x.size());
