@@ -88,7 +88,7 @@ class ModelBuilder {
     for (size_t i = 0; i < dims.size(); ++i) {
       auto* d = shape->add_dim();
       if (dims[i] >= 0) d->set_dim_value(dims[i]);
-      else d->set_dim_param("d" + std::to_string(i));
+      else d->set_dim_param(std::string(1, 'd').append(std::to_string(i)));  // not "d" + ...: GCC 12's -Wrestrict false positive
     }
   }
   ::onnx::ModelProto model_;

@@ -30,7 +30,8 @@ inline std::vector<float> random_values(size_t n, uint32_t seed, float scale, fl
 }
 
 inline Weights random_weights(int64_t seq, int64_t model, int64_t heads, int64_t ffn, uint32_t seed = 11) {
-  Weights w{seq, model, heads, ffn};
+  Weights w;
+  w.seq = seq, w.model = model, w.heads = heads, w.ffn = ffn;
   const size_t dd = static_cast<size_t>(model * model), df = static_cast<size_t>(model * ffn);
   const float s = 1.0f / std::sqrt(static_cast<float>(model));
   w.wq = random_values(dd, seed + 0, s);

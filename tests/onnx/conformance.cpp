@@ -3,7 +3,7 @@
 // with the expected outputs, with ONNX's own tolerances (rtol 1e-3, atol
 // 1e-7; exact for integers and bools).
 //
-//   wok_onnx_conformance --data /usr/share/libonnx-testdata/data/node \
+//   wok_onnx_conformance --data /usr/share/libonnx-testdata/data/node
 //                        --expected tests/onnx/expected_failures.txt
 //
 // A case listed in the expected-failures file (one "name  reason" per line)
