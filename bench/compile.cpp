@@ -82,7 +82,6 @@ Tensor causal_mask(int64_t seq) {
   return wok::from_vector(m, {seq, seq});
 }
 
-
 }  // namespace
 
 int main(int argc, char** argv) {

@@ -33,7 +33,6 @@ struct Layer {
   void by_hand() const { wok::eval({encoder::by_hand(x, w, t)}); }
 };
 
-
 }  // namespace
 
 int main(int argc, char** argv) {
