@@ -35,4 +35,18 @@ Tensor conv_transpose2d(const Tensor& x, const Tensor& weight, const Tensor& bia
                         std::vector<int64_t> output_padding = {0, 0}, int64_t groups = 1,
                         std::vector<int64_t> dilation = {1, 1});
 
+// x [N, C, D, H, W], weight [O, C / groups, KD, KH, KW] -> [N, O, OD, OH, OW],
+// lowered onto conv2d (Note [3-D convolution as 2-D], frontend/conv3d.cpp).
+// padding: 3 values, or 6 {front, top, left, back, bottom, right}.
+Tensor conv3d(const Tensor& x, const Tensor& weight, const Tensor& bias = {}, std::vector<int64_t> stride = {1, 1, 1},
+              std::vector<int64_t> padding = {0, 0, 0}, std::vector<int64_t> dilation = {1, 1, 1}, int64_t groups = 1);
+
+// The transpose of conv3d: x [N, C, D, H, W], weight [C, O / groups, KD, KH,
+// KW] -> [N, O, OD, OH, OW], each size as in conv_transpose2d; lowered onto
+// conv_transpose2d.
+Tensor conv_transpose3d(const Tensor& x, const Tensor& weight, const Tensor& bias = {},
+                        std::vector<int64_t> stride = {1, 1, 1}, std::vector<int64_t> padding = {0, 0, 0},
+                        std::vector<int64_t> output_padding = {0, 0, 0}, int64_t groups = 1,
+                        std::vector<int64_t> dilation = {1, 1, 1});
+
 }  // namespace wok

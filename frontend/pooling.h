@@ -33,6 +33,16 @@ Tensor max_pool2d(const Tensor& x, std::vector<int64_t> kernel, std::vector<int6
 Tensor avg_pool2d(const Tensor& x, std::vector<int64_t> kernel, std::vector<int64_t> stride = {},
                   std::vector<int64_t> padding = {0, 0}, bool ceil_mode = false, bool count_include_pad = true);
 
+// The 3-D forms: x [N, C, D, H, W] -> [N, C, OD, OH, OW], each dim as in
+// the 2-D pools; padding has 3 values or 6 {front, top, left, back, bottom,
+// right}. Separable: a 2-D pool of each depth plane, then a pool over depth
+// (Note [Separable 3-D pooling], frontend/pool3d.cpp).
+Tensor max_pool3d(const Tensor& x, std::vector<int64_t> kernel, std::vector<int64_t> stride = {},
+                  std::vector<int64_t> padding = {0, 0, 0}, std::vector<int64_t> dilation = {1, 1, 1},
+                  bool ceil_mode = false);
+Tensor avg_pool3d(const Tensor& x, std::vector<int64_t> kernel, std::vector<int64_t> stride = {},
+                  std::vector<int64_t> padding = {0, 0, 0}, bool ceil_mode = false, bool count_include_pad = true);
+
 // x [N, C, H, W] -> [N, C, OH, OW] for output_size {OH, OW}: output i
 // averages rows [floor(i * H / OH), ceil((i + 1) * H / OH)), and likewise
 // for columns, so windows may overlap when the sizes do not divide.

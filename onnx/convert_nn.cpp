@@ -1,5 +1,7 @@
 // ONNX's neural-network ops: matrix products, convolutions, pooling,
 // normalizations, softmax.
+#include <algorithm>
+
 #include "wok/frontend/activations.h"
 #include "wok/frontend/conv.h"
 #include "wok/frontend/einsum.h"
@@ -8,6 +10,7 @@
 #include "wok/frontend/nn.h"
 #include "wok/frontend/ops.h"
 #include "wok/frontend/pooling.h"
+#include "wok/frontend/shape_ops.h"
 #include "wok/frontend/windows.h"
 #include "wok/onnx/converters.h"
 #include "wok/onnx/tensor_proto.h"
@@ -169,23 +172,32 @@ Outputs convert_conv(const NodeContext& c) {
   const Tensor& w = c.input(1);
   const Tensor bias = c.has_input(2) ? c.input(2) : Tensor();
   const size_t n = static_cast<size_t>(x.ndim()) - 2;
-  if (n != 1 && n != 2) c.fail("only 1-D and 2-D convolutions are supported, input " + shape_str(x.shape()));
+  if (n < 1 || n > 3) c.fail("only 1-D, 2-D and 3-D convolutions are supported, input " + shape_str(x.shape()));
   std::vector<int64_t> kernel(w.shape().begin() + 2, w.shape().end());
   const auto strides = ints_or(c, "strides", n, 1), dilations = ints_or(c, "dilations", n, 1);
   const auto pads = begin_then_end(spatial_pads(c, x.shape(), kernel, strides, dilations));
   const int64_t group = c.attr_int("group", 1);
   if (n == 1) return {conv1d(x, w, bias, strides, pads, dilations, group)};
-  return {conv2d(x, w, bias, strides, pads, dilations, group)};
+  if (n == 2) return {conv2d(x, w, bias, strides, pads, dilations, group)};
+  return {conv3d(x, w, bias, strides, pads, dilations, group)};
 }
 
-// ConvTranspose, 1-D (as 2-D of height 1) or 2-D. Uneven begin and end
-// padding runs with the smaller of the two on both sides and slices off
-// the rest, which crops what the larger one would.
+// Python's floor division, which ONNX's padding formulas use: a negative
+// total padding (an output_shape larger than the full transposed
+// convolution) then extends the end, not the begin.
+int64_t floor_div2(int64_t v) { return v >= 0 ? v / 2 : -((-v + 1) / 2); }
+
+// ConvTranspose, 1-D (as 2-D of height 1), 2-D or 3-D. wok's transposed
+// convolutions take one non-negative padding per dim, the same on both
+// sides: uneven begin and end padding runs with the smaller of the two (or
+// 0) and then crops what the larger would, and negative padding (an
+// output_shape beyond the full result) appends zeros, plus the bias.
 Outputs convert_conv_transpose(const NodeContext& c) {
   Tensor x = c.input(0);
   Tensor w = c.input(1);
   const size_t n = static_cast<size_t>(x.ndim()) - 2;
-  if (n != 1 && n != 2) c.fail("only 1-D and 2-D transposed convolutions are supported, input " + shape_str(x.shape()));
+  if (n < 1 || n > 3)
+    c.fail("only 1-D, 2-D and 3-D transposed convolutions are supported, input " + shape_str(x.shape()));
   std::vector<int64_t> kernel(w.shape().begin() + 2, w.shape().end());
   auto strides = ints_or(c, "strides", n, 1), dilations = ints_or(c, "dilations", n, 1);
   auto output_padding = ints_or(c, "output_padding", n, 0);
@@ -200,29 +212,42 @@ Outputs convert_conv_transpose(const NodeContext& c) {
       const int64_t in = x.shape()[2 + i];
       const int64_t out = output_shape.empty() ? in * strides[i] : output_shape[output_shape.size() - n + i];
       const int64_t total = strides[i] * (in - 1) + output_padding[i] + (kernel[i] - 1) * dilations[i] + 1 - out;
-      p.begin[i] = auto_pad == "SAME_UPPER" ? total / 2 : total - total / 2;
+      p.begin[i] = auto_pad == "SAME_UPPER" ? floor_div2(total) : total - floor_div2(total);
       p.end[i] = total - p.begin[i];
     }
   } else {
     p = spatial_pads(c, x.shape(), kernel, strides, dilations);
   }
-  std::vector<int64_t> pads(n);
-  for (size_t i = 0; i < n; ++i) pads[i] = std::min(p.begin[i], p.end[i]);
-  if (n == 1) {
-    x = reshape(x, {x.shape()[0], x.shape()[1], 1, x.shape()[2]});
-    w = reshape(w, {w.shape()[0], w.shape()[1], 1, w.shape()[2]});
-    strides.insert(strides.begin(), 1);
-    dilations.insert(dilations.begin(), 1);
-    output_padding.insert(output_padding.begin(), 0);
-    pads.insert(pads.begin(), 0);
-  }
-  Tensor y = conv_transpose2d(x, w, c.has_input(2) ? c.input(2) : Tensor(), strides, pads, output_padding,
-                              c.attr_int("group", 1), dilations);
-  if (n == 1) y = reshape(y, {y.shape()[0], y.shape()[1], y.shape()[3]});
+  std::vector<int64_t> pads(n), adjust(2 * (n + 2), 0);  // adjust: wok::pad's pads, crop < 0 < extend
+  bool extends = false;
   for (size_t i = 0; i < n; ++i) {
-    const int64_t axis = 2 + static_cast<int64_t>(i), extra_begin = p.begin[i] - pads[n == 1 ? 1 : i],
-                  extra_end = p.end[i] - pads[n == 1 ? 1 : i];
-    if (extra_begin > 0 || extra_end > 0) y = slice(y, axis, extra_begin, y.shape()[axis] - extra_end);
+    pads[i] = std::max<int64_t>(0, std::min(p.begin[i], p.end[i]));
+    adjust[2 + i] = pads[i] - p.begin[i];
+    adjust[n + 4 + i] = pads[i] - p.end[i];
+    extends = extends || adjust[2 + i] > 0 || adjust[n + 4 + i] > 0;
+  }
+  const Tensor bias = c.has_input(2) ? c.input(2) : Tensor();
+  const int64_t group = c.attr_int("group", 1);
+  Tensor y;
+  if (n == 3) {
+    y = conv_transpose3d(x, w, extends ? Tensor() : bias, strides, pads, output_padding, group, dilations);
+  } else {
+    if (n == 1) {
+      x = reshape(x, {x.shape()[0], x.shape()[1], 1, x.shape()[2]});
+      w = reshape(w, {w.shape()[0], w.shape()[1], 1, w.shape()[2]});
+      strides.insert(strides.begin(), 1);
+      dilations.insert(dilations.begin(), 1);
+      output_padding.insert(output_padding.begin(), 0);
+      pads.insert(pads.begin(), 0);
+    }
+    y = conv_transpose2d(x, w, extends ? Tensor() : bias, strides, pads, output_padding, group, dilations);
+    if (n == 1) y = reshape(y, {y.shape()[0], y.shape()[1], y.shape()[3]});
+  }
+  if (std::any_of(adjust.begin(), adjust.end(), [](int64_t a) { return a != 0; })) y = pad(y, adjust);
+  if (extends && bias.defined()) {  // [O, 1, ...]: every position, the appended zeros too
+    Shape per_channel(n + 1, 1);
+    per_channel[0] = y.shape()[1];
+    y = y + reshape(bias.astype(y.dtype()), per_channel);
   }
   return {y};
 }
@@ -233,19 +258,27 @@ std::string check_max_pool(const ::onnx::NodeProto& node, int64_t) {
   return "";
 }
 
-// MaxPool and AveragePool on 1-D or 2-D windows; a 1-D pool is a 2-D one of
-// height 1.
+// MaxPool and AveragePool on 1-D, 2-D or 3-D windows; a 1-D pool is a 2-D
+// one of height 1.
 template <bool kMax>
 Outputs convert_pool(const NodeContext& c) {
   Tensor x = c.input(0);
   const size_t n = static_cast<size_t>(x.ndim()) - 2;
-  if (n != 1 && n != 2) c.fail("only 1-D and 2-D pooling is supported, input " + shape_str(x.shape()));
+  if (n < 1 || n > 3) c.fail("only 1-D, 2-D and 3-D pooling is supported, input " + shape_str(x.shape()));
   const std::vector<int64_t> kernel = c.attr_ints("kernel_shape");
   if (kernel.size() != n) c.fail("kernel_shape must have " + std::to_string(n) + " entries");
   auto strides = ints_or(c, "strides", n, 1), dilations = ints_or(c, "dilations", n, 1);
   const SpatialPads spatial = spatial_pads(c, x.shape(), kernel, strides, dilations);
   std::vector<int64_t> pads = begin_then_end(spatial);
   const bool ceil_mode = c.attr_int("ceil_mode", 0) != 0;
+  const bool count_include_pad = c.attr_int("count_include_pad", 0) != 0;
+  if (!kMax)
+    for (int64_t d : dilations)
+      if (d != 1) c.fail("dilated average pooling is not supported");
+  if (n == 3) {
+    if (kMax) return {max_pool3d(x, kernel, strides, pads, dilations, ceil_mode)};
+    return {avg_pool3d(x, kernel, strides, pads, ceil_mode, count_include_pad).astype(x.dtype())};
+  }
   auto k2 = kernel;
   if (n == 1) {
     x = reshape(x, {x.shape()[0], x.shape()[1], 1, x.shape()[2]});
@@ -254,14 +287,8 @@ Outputs convert_pool(const NodeContext& c) {
     dilations.insert(dilations.begin(), 1);
     pads = {0, spatial.begin[0], 0, spatial.end[0]};
   }
-  Tensor y;
-  if (kMax) {
-    y = max_pool2d(x, k2, strides, pads, dilations, ceil_mode);
-  } else {
-    for (int64_t d : dilations)
-      if (d != 1) c.fail("dilated average pooling is not supported");
-    y = avg_pool2d(x, k2, strides, pads, ceil_mode, c.attr_int("count_include_pad", 0) != 0).astype(x.dtype());
-  }
+  Tensor y = kMax ? max_pool2d(x, k2, strides, pads, dilations, ceil_mode)
+                  : avg_pool2d(x, k2, strides, pads, ceil_mode, count_include_pad).astype(x.dtype());
   if (n == 1) y = reshape(y, {y.shape()[0], y.shape()[1], y.shape()[3]});
   return {y};
 }
