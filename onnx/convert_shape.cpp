@@ -6,6 +6,7 @@
 #include "wok/frontend/ops.h"
 #include "wok/frontend/shape_ops.h"
 #include "wok/onnx/converters.h"
+#include "wok/onnx/host_fold.h"
 #include "wok/onnx/tensor_proto.h"
 
 namespace wok::onnx {
@@ -84,16 +85,7 @@ Outputs convert_flatten(const NodeContext& c) { return {flatten(c.input(0), c.at
 
 Outputs convert_expand(const NodeContext& c) { return {expand(c.input(0), Shape(c.int_values(1)))}; }
 
-Outputs convert_shape(const NodeContext& c) {
-  const Tensor& x = c.input(0);
-  const int64_t rank = x.ndim();
-  auto clamp_index = [&](int64_t i) { return std::clamp(i < 0 ? i + rank : i, int64_t{0}, rank); };
-  const int64_t start = clamp_index(c.attr_int("start", 0));
-  const int64_t end = clamp_index(c.attr_int("end", rank));
-  std::vector<int64_t> dims;
-  for (int64_t d = start; d < end; ++d) dims.push_back(x.shape()[d]);
-  return {int64_vector(dims)};
-}
+Outputs convert_shape(const NodeContext& c) { return {int64_vector(shape_values(c))}; }
 
 Outputs convert_size(const NodeContext& c) { return {scalar_tensor(Scalar(c.input(0).numel()))}; }
 

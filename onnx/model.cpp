@@ -1,4 +1,5 @@
 #include "wok/onnx/model.h"
+#include "wok/onnx/host_fold.h"
 
 #include <fstream>
 #include <map>
@@ -96,6 +97,8 @@ ValueInfo value_info(const ::onnx::ValueInfoProto& v, Unsupported& unsupported, 
     throw DTypeError(where + e.what());
   } catch (const ArgumentError& e) {
     throw ArgumentError(where + e.what());
+  } catch (const CaptureError& e) {
+    throw CaptureError(where + e.what());
   } catch (const Error& e) {
     throw ModelError(where + e.what());
   }
@@ -245,6 +248,12 @@ void check_input(const Model::State& s, const ValueInfo& info, const Tensor& t) 
 // Records every node on `values` (the slots, inputs and initializers set).
 void record_nodes(const Model::State& s, std::vector<Tensor>& values) {
   const ::onnx::GraphProto& g = s.proto.graph();
+  // Per slot, the values known without reading a tensor: the constants'
+  // (except an initializer the caller replaced, one that doubles as an
+  // input), then what host folding computes (Note [Folding shape subgraphs]).
+  std::vector<std::shared_ptr<const HostValues>> slot_known = s.known;
+  for (size_t slot = 0; slot < slot_known.size(); ++slot)
+    if (s.initial[slot].defined() && values[slot].impl() != s.initial[slot].impl()) slot_known[slot] = nullptr;
   for (int n = 0; n < g.node_size(); ++n) {
     const ::onnx::NodeProto& node = g.node(n);
     const std::vector<int>& in = s.node_inputs[static_cast<size_t>(n)];
@@ -254,10 +263,7 @@ void record_nodes(const Model::State& s, std::vector<Tensor>& values) {
       if (in[i] < 0) continue;
       const size_t slot = static_cast<size_t>(in[i]);
       inputs[i] = values[slot];
-      // An initializer the caller replaced (one that doubles as an input)
-      // has other values than those read at load.
-      const bool replaced = s.initial[slot].defined() && values[slot].impl() != s.initial[slot].impl();
-      if (!replaced) known[i] = s.known[slot].get();
+      known[i] = slot_known[slot].get();
     }
     NodeContext ctx(node, std::move(inputs), std::move(known), s.opset, s.base_dir);
     Outputs outs;
@@ -267,10 +273,21 @@ void record_nodes(const Model::State& s, std::vector<Tensor>& values) {
       rethrow_for_node(node);
     }
     const std::vector<int>& out = s.node_outputs[static_cast<size_t>(n)];
+    std::vector<std::shared_ptr<const HostValues>> folded;
+    try {
+      folded = fold_on_host(ctx, outs, kKnownValuesMax);
+    } catch (const Error&) {
+      rethrow_for_node(node);
+    }
     for (size_t i = 0; i < out.size(); ++i) {
       if (out[i] < 0) continue;
       if (i >= outs.size()) ctx.fail("output " + std::to_string(i) + " (" + quoted(node.output(static_cast<int>(i))) + ") is not supported");
       values[static_cast<size_t>(out[i])] = std::move(outs[i]);
+      // A Constant node's values were read at load; any other node's are
+      // what folding found, or unknown.
+      std::shared_ptr<const HostValues>& k = slot_known[static_cast<size_t>(out[i])];
+      if (i < folded.size()) k = folded[i];
+      else if (node.op_type() != "Constant") k = nullptr;
     }
   }
 }

@@ -38,6 +38,9 @@ class NodeContext {
   // at load for a constant, else read now, which evaluates what computes it.
   std::vector<int64_t> int_values(size_t i) const;
   std::vector<double> double_values(size_t i) const;
+  // Input i's values when known without reading the tensor (a constant, or
+  // folded shape arithmetic: onnx/host_fold.h), else null.
+  const HostValues* known(size_t i) const { return i < known_.size() && has_input(i) ? known_[i] : nullptr; }
   // The number of outputs the node names (trailing optional ones included).
   int num_outputs() const { return node_.output_size(); }
   bool wants_output(int i) const { return i < node_.output_size() && !node_.output(i).empty(); }
