@@ -14,6 +14,7 @@
 #pragma once
 
 #include <cstdint>
+#include <utility>
 #include <vector>
 
 #include "wok/frontend/tensor.h"
@@ -25,6 +26,14 @@ namespace wok {
 Tensor max_pool2d(const Tensor& x, std::vector<int64_t> kernel, std::vector<int64_t> stride = {},
                   std::vector<int64_t> padding = {0, 0}, std::vector<int64_t> dilation = {1, 1},
                   bool ceil_mode = false);
+
+// max_pool2d and, for each output, where its maximum is: an int64 index
+// h * W + w into its [H, W] plane (PyTorch's return_indices), the first
+// such position in the window when there are ties.
+std::pair<Tensor, Tensor> max_pool2d_with_indices(const Tensor& x, std::vector<int64_t> kernel,
+                                                  std::vector<int64_t> stride = {},
+                                                  std::vector<int64_t> padding = {0, 0},
+                                                  std::vector<int64_t> dilation = {1, 1}, bool ceil_mode = false);
 
 // x [N, C, H, W] -> [N, C, OH, OW], the mean of each window: over the
 // positions inside the input, or, with count_include_pad, divided by the

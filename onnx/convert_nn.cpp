@@ -252,10 +252,15 @@ Outputs convert_conv_transpose(const NodeContext& c) {
   return {y};
 }
 
-std::string check_max_pool(const ::onnx::NodeProto& node, int64_t) {
-  if (node.output_size() > 1 && !node.output(1).empty()) return "the Indices output is not supported";
-  if (proto_attr_int(node, "storage_order", 0)) return "storage_order=1 is not supported";
-  return "";
+// MaxPool's Indices output: flat positions in the whole input [N, C, H, W]
+// (row-major planes, or column-major with storage_order=1), from
+// max_pool2d_with_indices' per-plane ones.
+Tensor global_indices(const Tensor& plane_index, const Shape& x, bool column_major) {
+  const int64_t h = x[2], w = x[3];
+  Tensor in_plane = plane_index;
+  if (column_major) in_plane = remainder(plane_index, Scalar(w)) * h + floor_divide(plane_index, Scalar(w));
+  const Tensor plane = reshape(arange(0, static_cast<double>(x[0] * x[1]), 1, DType::kInt64), {x[0], x[1], 1, 1});
+  return plane * (h * w) + in_plane;
 }
 
 // MaxPool and AveragePool on 1-D, 2-D or 3-D windows; a 1-D pool is a 2-D
@@ -279,6 +284,12 @@ Outputs convert_pool(const NodeContext& c) {
     if (kMax) return {max_pool3d(x, kernel, strides, pads, dilations, ceil_mode)};
     return {avg_pool3d(x, kernel, strides, pads, ceil_mode, count_include_pad).astype(x.dtype())};
   }
+  const bool with_indices = kMax && c.wants_output(1);
+  if (n == 3) {
+    if (with_indices) c.fail("the Indices output is supported for 1-D and 2-D pooling, input " + shape_str(x.shape()));
+    if (kMax) return {max_pool3d(x, kernel, strides, pads, dilations, ceil_mode)};
+    return {avg_pool3d(x, kernel, strides, pads, ceil_mode, count_include_pad).astype(x.dtype())};
+  }
   auto k2 = kernel;
   if (n == 1) {
     x = reshape(x, {x.shape()[0], x.shape()[1], 1, x.shape()[2]});
@@ -287,10 +298,17 @@ Outputs convert_pool(const NodeContext& c) {
     dilations.insert(dilations.begin(), 1);
     pads = {0, spatial.begin[0], 0, spatial.end[0]};
   }
-  Tensor y = kMax ? max_pool2d(x, k2, strides, pads, dilations, ceil_mode)
-                  : avg_pool2d(x, k2, strides, pads, ceil_mode, count_include_pad).astype(x.dtype());
-  if (n == 1) y = reshape(y, {y.shape()[0], y.shape()[1], y.shape()[3]});
-  return {y};
+  Outputs out;
+  if (with_indices) {
+    auto [values, where] = max_pool2d_with_indices(x, k2, strides, pads, dilations, ceil_mode);
+    out = {values, global_indices(where, x.shape(), c.attr_int("storage_order", 0) != 0)};
+  } else {
+    out = {kMax ? max_pool2d(x, k2, strides, pads, dilations, ceil_mode)
+                : avg_pool2d(x, k2, strides, pads, ceil_mode, count_include_pad).astype(x.dtype())};
+  }
+  if (n == 1)
+    for (Tensor& t : out) t = reshape(t, {t.shape()[0], t.shape()[1], t.shape()[3]});
+  return out;
 }
 
 template <bool kMax>
@@ -394,7 +412,7 @@ void add_nn_converters(ConverterTable& t) {
   t.add("InstanceNormalization", convert_instance_norm);
   t.add("Conv", convert_conv);
   t.add("ConvTranspose", convert_conv_transpose);
-  t.add("MaxPool", convert_pool<true>, check_max_pool);
+  t.add("MaxPool", convert_pool<true>);
   t.add("AveragePool", convert_pool<false>);
   t.add("GlobalAveragePool", convert_global_pool<false>);
   t.add("GlobalMaxPool", convert_global_pool<true>);

@@ -211,7 +211,7 @@ EightSizes call_at_eight_batch_sizes(wok::CompileOptions options) {
 }
 
 TEST_P(Compile, StaticShapesTraceEachSizeButCompileNoKernel) {
-  EightSizes r = call_at_eight_batch_sizes({.static_shapes = true});
+  EightSizes r = call_at_eight_batch_sizes({.static_shapes = true, .name = ""});
   EXPECT_EQ(r.calls, 8);
   EXPECT_EQ(r.stats.replays, 8);
   EXPECT_EQ(r.stats.derived, 0);

@@ -170,6 +170,47 @@ TEST_P(PoolOps, MaxPoolRandomWindowsExact) {
   check_random_max<int64_t>(14, 10);
 }
 
+// max_pool2d_with_indices: the values are max_pool2d's, the index of each
+// is h * W + w of the first maximum in the window's row-major scan (ties
+// are common among the integers drawn from [-1000, 1000]).
+template <typename T>
+void check_random_max_indices(uint32_t seed, int cases) {
+  std::mt19937 rng(seed);
+  for (int c = 0; c < cases; ++c) {
+    const Window w = random_window(rng, /*dilated=*/c % 2 == 1);
+    SCOPED_TRACE(std::string(wok::dtype_name(wok::dtype_of<T>())) + " " + w.str());
+    const std::vector<T> xv = random_input<T>(w.x, seed + c);
+    const Tensor x = wt::tensor(xv, w.x);
+    auto [values, where] = wok::max_pool2d_with_indices(x, w.k, w.s, w.p, w.d, w.ceil_mode);
+    EXPECT_EQ(values.to_vector<T>(), wok::max_pool2d(x, w.k, w.s, w.p, w.d, w.ceil_mode).to_vector<T>());
+    ASSERT_EQ(where.dtype(), DType::kInt64);
+    ASSERT_EQ(where.shape(), values.shape());
+    const std::vector<int64_t> got = where.to_vector<int64_t>();
+    const Shape out = values.shape();
+    const int64_t H = w.x[2], W = w.x[3];
+    size_t at = 0;
+    for (int64_t plane = 0; plane < w.x[0] * w.x[1]; ++plane)
+      for (int64_t oh = 0; oh < out[2]; ++oh)
+        for (int64_t ow = 0; ow < out[3]; ++ow, ++at) {
+          int64_t want = -1;
+          for (int64_t i = 0; i < w.k[0]; ++i)
+            for (int64_t j = 0; j < w.k[1]; ++j) {
+              const int64_t h = oh * w.s[0] - w.p[0] + i * w.d[0], col = ow * w.s[1] - w.p[1] + j * w.d[1];
+              if (h < 0 || h >= H || col < 0 || col >= W) continue;
+              const T v = xv[static_cast<size_t>((plane * H + h) * W + col)];
+              if (want < 0 || v > xv[static_cast<size_t>(plane * H * W + want)]) want = h * W + col;
+            }
+          if (want < 0) continue;  // a dilated window with no input position
+          EXPECT_EQ(got[at], want) << "output " << at;
+        }
+  }
+}
+
+TEST_P(PoolOps, MaxPoolWithIndicesFindsTheFirstMaximum) {
+  check_random_max_indices<float>(41, 20);
+  check_random_max_indices<int32_t>(42, 20);
+}
+
 template <typename T>
 void check_random_avg(uint32_t seed, int cases) {
   std::mt19937 rng(seed);

@@ -38,7 +38,9 @@ TEST(SharedConstants, ReadersInSeparateEvaluationsEachComputeIt) {
     // it again, as the same program (a parameter, not an input buffer).
     EXPECT_FALSE(b.is_ready());
     EXPECT_EQ(b.to_vector<float>(), (std::vector<float>{14, 17.5f, 21}));
-    if (backend == wok::Backend::kJit) EXPECT_EQ(wok::stats().plan_cache_hits, 1);
+    if (backend == wok::Backend::kJit) {
+      EXPECT_EQ(wok::stats().plan_cache_hits, 1);
+    }
   }
   wok::set_backend(wok::Backend::kJit);
 }
