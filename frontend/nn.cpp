@@ -5,6 +5,7 @@
 
 #include "wok/frontend/dispatch.h"
 #include "wok/frontend/ops.h"
+#include "wok/frontend/pooling.h"
 
 namespace wok {
 
@@ -128,6 +129,21 @@ Tensor instance_norm(const Tensor& x, const Tensor& weight, const Tensor& bias, 
   check_channel_vector("instance_norm", "bias", bias, xf, false);
   // One group per channel (one group in all when there are no channels).
   return normalize_groups(xf, std::max<int64_t>(xf.shape()[1], 1), weight, bias, eps);
+}
+
+Tensor local_response_norm(const Tensor& x, int64_t size, double alpha, double beta, double k) {
+  WOK_CALLER_SCOPE();
+  Tensor xf = as_float(x);
+  check_channels_first("local_response_norm", xf);
+  if (size < 1) throw ArgumentError("wok::local_response_norm: size must be positive, got " + std::to_string(size));
+  const Shape& s = xf.shape();
+  const int64_t n = s[0], c = s[1], rest = c == 0 ? 0 : xf.numel() / std::max<int64_t>(n * c, 1);
+  // The window sum over channels is a (size x 1) average pool of x^2 over
+  // [N, 1, C, rest] with the padding counted, times size.
+  const Tensor squares = reshape(xf * xf, {n, 1, c, rest});
+  const int64_t front = (size - 1) / 2, back = size - 1 - front;
+  const Tensor sums = avg_pool2d(squares, {size, 1}, {1, 1}, {front, 0, back, 0}, false, true) * static_cast<double>(size);
+  return xf / pow(reshape(sums, s) * (alpha / static_cast<double>(size)) + k, beta);
 }
 
 }  // namespace wok

@@ -37,5 +37,10 @@ Tensor group_norm(const Tensor& x, int64_t num_groups, const Tensor& weight = {}
 // channel per group (ONNX InstanceNormalization, PyTorch instance_norm
 // without running statistics).
 Tensor instance_norm(const Tensor& x, const Tensor& weight = {}, const Tensor& bias = {}, double eps = 1e-5);
+// Local response normalization across channels (ONNX LRN, PyTorch
+// local_response_norm): x / (k + alpha / size * s)^beta with s the sum of
+// x^2 over channels [c - floor((size - 1) / 2), c + ceil((size - 1) / 2)]
+// (ONNX's window; PyTorch centres an even window one channel later).
+Tensor local_response_norm(const Tensor& x, int64_t size, double alpha = 1e-4, double beta = 0.75, double k = 1.0);
 
 }  // namespace wok

@@ -1,4 +1,5 @@
-// max_pool2d_with_indices: the maximum of each window and where it is.
+// max_pool2d_with_indices: the maximum of each window and where it is;
+// max_unpool2d, which puts the maxima back.
 //
 // The values are max_pool2d's. The positions come from the window's taps:
 // the input, padded with the dtype's lowest value (so padding never wins
@@ -8,9 +9,11 @@
 // picks the tap, and the tap's offset within its window gives the row and
 // column. KH * KW copies of the output's size are written: windows are small.
 #include <limits>
+#include <string>
 
 #include "wok/frontend/creation.h"
 #include "wok/frontend/dispatch.h"
+#include "wok/frontend/indexing.h"
 #include "wok/frontend/ops.h"
 #include "wok/frontend/pooling.h"
 #include "wok/frontend/shape_ops.h"
@@ -60,6 +63,29 @@ std::pair<Tensor, Tensor> max_pool2d_with_indices(const Tensor& x, std::vector<i
   const Tensor row = out_row * stride[0] - padding[0] + tap_row * dilation[0];
   const Tensor col = out_col * stride[1] - padding[1] + tap_col * dilation[1];
   return {std::move(values), row * w + col};
+}
+
+Tensor max_unpool2d(const Tensor& x, const Tensor& indices, std::vector<int64_t> output_size) {
+  WOK_CALLER_SCOPE();
+  auto fail = [&](const std::string& what) {
+    throw ShapeError("wok::max_unpool2d: " + what + " (inputs: x " + std::string(dtype_name(x.dtype())) +
+                     shape_str(x.shape()) + ", indices " + std::string(dtype_name(indices.dtype())) +
+                     shape_str(indices.shape()) + ")");
+  };
+  if (x.ndim() != 4) fail("x must be 4-D [N, C, H, W]");
+  if (indices.shape() != x.shape()) fail("indices must have x's shape");
+  if (output_size.size() != 2 || output_size[0] < 0 || output_size[1] < 0)
+    fail("output_size " + shape_str(output_size) + " must be two sizes {OH, OW}");
+  const int64_t planes = x.shape()[0] * x.shape()[1], plane_size = output_size[0] * output_size[1];
+  // Per-plane indices made global, then one scatter into the flat output.
+  const Tensor plane = reshape(arange(0, static_cast<double>(planes), 1, DType::kInt64), {x.shape()[0], x.shape()[1], 1, 1});
+  const Tensor local = indices.astype(DType::kInt64);
+  const Tensor in_range = logical_and(ge(local, Scalar(int64_t{0})), lt(local, Scalar(plane_size)));
+  // An index outside its plane lands outside every plane: scatter_elements
+  // then names it.
+  const Tensor global = where(in_range, local + plane * plane_size, Scalar(planes * plane_size));
+  const Tensor flat = scatter_elements(zeros({planes * plane_size}, x.dtype()), 0, reshape(global, {-1}), reshape(x, {-1}));
+  return reshape(flat, {x.shape()[0], x.shape()[1], output_size[0], output_size[1]});
 }
 
 }  // namespace wok

@@ -35,6 +35,12 @@ std::pair<Tensor, Tensor> max_pool2d_with_indices(const Tensor& x, std::vector<i
                                                   std::vector<int64_t> padding = {0, 0},
                                                   std::vector<int64_t> dilation = {1, 1}, bool ceil_mode = false);
 
+// The inverse of max_pool2d_with_indices (PyTorch max_unpool2d, ONNX
+// MaxUnpool): [N, C, OH, OW] zeros with x's values written at `indices`
+// (h * W + w in each [H, W] = output_size plane; the same shape as x).
+// Out-of-range indices are an error naming the index.
+Tensor max_unpool2d(const Tensor& x, const Tensor& indices, std::vector<int64_t> output_size);
+
 // x [N, C, H, W] -> [N, C, OH, OW], the mean of each window: over the
 // positions inside the input, or, with count_include_pad, divided by the
 // window's size within the padded input. Integers are averaged in float64,

@@ -311,6 +311,47 @@ Outputs convert_pool(const NodeContext& c) {
   return out;
 }
 
+// MaxUnpool: X's values at the flat indices MaxPool's Indices output gives
+// (over the whole [N, C, ...] output of the default size (in - 1) * stride +
+// kernel - pads per dim), 1-D (as 2-D of height 1) or 2-D.
+Outputs convert_max_unpool(const NodeContext& c) {
+  Tensor x = c.input(0);
+  Tensor indices = c.input(1);
+  const size_t n = static_cast<size_t>(x.ndim()) - 2;
+  if (n < 1 || n > 2) c.fail("only 1-D and 2-D unpooling is supported, input " + shape_str(x.shape()));
+  const std::vector<int64_t> kernel = c.attr_ints("kernel_shape");
+  if (kernel.size() != n) c.fail("kernel_shape must have " + std::to_string(n) + " entries");
+  const auto strides = ints_or(c, "strides", n, 1);
+  const auto pads = c.attr_ints("pads", std::vector<int64_t>(2 * n, 0));
+  if (pads.size() != 2 * n) c.fail("pads must have " + std::to_string(2 * n) + " entries");
+  std::vector<int64_t> size(n), requested;
+  for (size_t i = 0; i < n; ++i) size[i] = (x.shape()[2 + i] - 1) * strides[i] + kernel[i] - pads[i] - pads[n + i];
+  if (c.has_input(2)) {
+    const std::vector<int64_t> shape = c.int_values(2);
+    if (shape.size() != n + 2) c.fail("output_shape must have " + std::to_string(n + 2) + " entries");
+    requested.assign(shape.begin() + 2, shape.end());
+  }
+  if (n == 1) {
+    x = reshape(x, {x.shape()[0], x.shape()[1], 1, x.shape()[2]});
+    indices = reshape(indices, x.shape());
+    size.insert(size.begin(), 1);
+  }
+  // ONNX's indices count whole planes before theirs; max_unpool2d's do not.
+  const int64_t plane_size = size[0] * size[1];
+  const Tensor plane = reshape(arange(0, static_cast<double>(x.shape()[0] * x.shape()[1]), 1, DType::kInt64),
+                               {x.shape()[0], x.shape()[1], 1, 1});
+  Tensor y = max_unpool2d(x, indices.astype(DType::kInt64) - plane * plane_size, size);
+  if (n == 1) y = reshape(y, {y.shape()[0], y.shape()[1], y.shape()[3]});
+  // The indices address the default size; a requested output_shape pads
+  // (or crops) at the end of each dim, as ONNX's reference does.
+  if (!requested.empty()) {
+    std::vector<int64_t> grow(2 * (n + 2), 0);
+    for (size_t i = 0; i < n; ++i) grow[n + 4 + i] = requested[i] - y.shape()[2 + i];
+    y = pad(y, grow);
+  }
+  return {y};
+}
+
 template <bool kMax>
 Outputs convert_global_pool(const NodeContext& c) {
   const Tensor& x = c.input(0);
@@ -413,6 +454,12 @@ void add_nn_converters(ConverterTable& t) {
   t.add("Conv", convert_conv);
   t.add("ConvTranspose", convert_conv_transpose);
   t.add("MaxPool", convert_pool<true>);
+  t.add("MaxUnpool", convert_max_unpool);
+  t.add("LRN", [](const NodeContext& c) -> Outputs {
+    return {local_response_norm(c.input(0), c.attr_int("size", 1), c.attr_float("alpha", 1e-4),
+                                c.attr_float("beta", 0.75), c.attr_float("bias", 1.0))
+                .astype(c.input(0).dtype())};
+  });
   t.add("AveragePool", convert_pool<false>);
   t.add("GlobalAveragePool", convert_global_pool<false>);
   t.add("GlobalMaxPool", convert_global_pool<true>);

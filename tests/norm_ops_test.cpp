@@ -391,3 +391,47 @@ TEST(NormOpsErrors, InstanceNorm) {
 }
 
 }  // namespace
+
+namespace {
+
+// local_response_norm against its definition in float64: ONNX's window
+// [c - floor((size - 1) / 2), c + ceil((size - 1) / 2)], odd and even sizes,
+// a window wider than the channels, rank 3 and 4.
+class LocalResponseNorm : public wt::BothBackends {};
+
+TEST_P(LocalResponseNorm, MatchesTheDefinition) {
+  struct Case {
+    Shape x;
+    int64_t size;
+    double alpha, beta, k;
+  };
+  const Case cases[] = {{{2, 5, 3, 4}, 3, 1e-4, 0.75, 1.0}, {{1, 6, 7}, 4, 0.02, 0.5, 2.0}, {{1, 3, 2, 2}, 7, 0.1, 1.5, 0.5}};
+  uint32_t seed = 3;
+  for (const Case& c : cases) {
+    std::mt19937 rng(seed++);
+    std::uniform_real_distribution<double> u(-3, 3);
+    std::vector<float> x(static_cast<size_t>(wok::numel(c.x)));
+    for (float& e : x) e = static_cast<float>(u(rng));
+    const std::vector<float> got =
+        wok::local_response_norm(wok::from_vector(x, c.x), c.size, c.alpha, c.beta, c.k).to_vector<float>();
+    const int64_t channels = c.x[1], inner = wok::numel(c.x) / (c.x[0] * channels);
+    for (int64_t n = 0; n < c.x[0]; ++n)
+      for (int64_t ch = 0; ch < channels; ++ch)
+        for (int64_t i = 0; i < inner; ++i) {
+          double sum = 0;
+          for (int64_t j = std::max<int64_t>(0, ch - (c.size - 1) / 2); j <= std::min(channels - 1, ch + c.size / 2); ++j) {
+            const double v = x[static_cast<size_t>((n * channels + j) * inner + i)];
+            sum += v * v;
+          }
+          const auto at = static_cast<size_t>((n * channels + ch) * inner + i);
+          const double want = x[at] / std::pow(c.k + c.alpha / static_cast<double>(c.size) * sum, c.beta);
+          EXPECT_NEAR(got[at], want, 1e-5 * std::abs(want) + 1e-30) << "x" << wok::shape_str(c.x) << " size " << c.size << " at " << at;
+        }
+  }
+  EXPECT_THROW(wok::local_response_norm(wok::zeros({2, 3}), 0), wok::ArgumentError);
+  EXPECT_THROW(wok::local_response_norm(wok::zeros({3}), 3), wok::ShapeError);
+}
+
+INSTANTIATE_TEST_SUITE_P(Backends, LocalResponseNorm, wt::kBothBackends, wt::backend_param_name);
+
+}  // namespace

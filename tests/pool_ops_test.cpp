@@ -211,6 +211,24 @@ TEST_P(PoolOps, MaxPoolWithIndicesFindsTheFirstMaximum) {
   check_random_max_indices<int32_t>(42, 20);
 }
 
+// max_unpool2d puts each maximum back where max_pool2d_with_indices found
+// it (zeros elsewhere); an index outside its plane is an error.
+TEST_P(PoolOps, MaxUnpoolInvertsThePooling) {
+  const Shape shape{2, 3, 6, 8};
+  const std::vector<float> xv = random_input<float>(shape, 51);
+  auto [values, where] = wok::max_pool2d_with_indices(wt::tensor(xv, shape), {2, 2});
+  const std::vector<float> y = wok::max_unpool2d(values, where, {6, 8}).to_vector<float>();
+  ASSERT_EQ(y.size(), xv.size());
+  const std::vector<int64_t> w = where.to_vector<int64_t>();
+  const std::vector<float> v = values.to_vector<float>();
+  std::vector<float> want(xv.size(), 0.0f);
+  for (size_t i = 0; i < w.size(); ++i) want[(i / 12) * 48 + static_cast<size_t>(w[i])] = v[i];
+  EXPECT_EQ(y, want);
+  const Tensor bad = wok::from_vector<int64_t>({0, 1, 2, 48}, {1, 1, 2, 2});
+  EXPECT_THROW(wok::max_unpool2d(wok::ones({1, 1, 2, 2}), bad, {6, 8}).to_vector<float>(), wok::Error);
+  EXPECT_THROW(wok::max_unpool2d(wok::ones({1, 1, 2, 2}), bad, {6}), wok::ShapeError);
+}
+
 template <typename T>
 void check_random_avg(uint32_t seed, int cases) {
   std::mt19937 rng(seed);
