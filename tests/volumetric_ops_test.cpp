@@ -173,31 +173,39 @@ std::string case_str(const Conv3dCase& c) {
 
 class ConvOps3d : public wt::BothBackends {};
 
-TEST_P(ConvOps3d, Conv3dMatchesDirectLoops) {
-  uint32_t seed = 1;
-  for (const Conv3dCase& c : kConvCases)
+// Runs `op` on random operands of every case (float32 and float64, bias of
+// `out_channels(c)` values when the case has one) against `ref`.
+template <typename Op, typename RefFn, size_t kCount>
+void check_cases(const char* name, const Conv3dCase (&cases)[kCount], uint32_t seed, int64_t (*out_channels)(const Conv3dCase&),
+                 Op op, RefFn ref) {
+  for (const Conv3dCase& c : cases)
     for (DType t : {DType::kFloat32, DType::kFloat64}) {
-      const auto x = held_as(t, random_doubles(wok::numel(c.x), seed++)), w = held_as(t, random_doubles(wok::numel(c.w), seed++));
-      const auto b = c.bias ? held_as(t, random_doubles(c.w[0], seed++)) : std::vector<double>{};
-      const Tensor bias = c.bias ? wok::from_vector(b, {c.w[0]}).astype(t) : Tensor();
-      const Tensor y = wok::conv3d(wok::from_vector(x, c.x).astype(t), wok::from_vector(w, c.w).astype(t), bias, c.s,
-                                   c.p, c.d, c.groups);
-      expect_close(y, ref_conv3d(x, w, b, c), t, "conv3d " + wt::dname(t) + " " + case_str(c));
+      const auto x = held_as(t, random_doubles(wok::numel(c.x), seed++));
+      const auto w = held_as(t, random_doubles(wok::numel(c.w), seed++));
+      const int64_t o = out_channels(c);
+      const auto b = c.bias ? held_as(t, random_doubles(o, seed++)) : std::vector<double>{};
+      const Tensor bias = c.bias ? wok::from_vector(b, {o}).astype(t) : Tensor();
+      const Tensor y = op(wok::from_vector(x, c.x).astype(t), wok::from_vector(w, c.w).astype(t), bias, c);
+      expect_close(y, ref(x, w, b, c), t, std::string(name) + " " + wt::dname(t) + " " + case_str(c));
     }
 }
 
+TEST_P(ConvOps3d, Conv3dMatchesDirectLoops) {
+  check_cases(
+      "conv3d", kConvCases, 1, [](const Conv3dCase& c) { return c.w[0]; },
+      [](const Tensor& x, const Tensor& w, const Tensor& b, const Conv3dCase& c) {
+        return wok::conv3d(x, w, b, c.s, c.p, c.d, c.groups);
+      },
+      ref_conv3d);
+}
+
 TEST_P(ConvOps3d, ConvTranspose3dMatchesDirectLoops) {
-  uint32_t seed = 100;
-  for (const Conv3dCase& c : kTransposeCases)
-    for (DType t : {DType::kFloat32, DType::kFloat64}) {
-      const auto x = held_as(t, random_doubles(wok::numel(c.x), seed++)), w = held_as(t, random_doubles(wok::numel(c.w), seed++));
-      const int64_t o = c.w[1] * c.groups;
-      const auto b = c.bias ? held_as(t, random_doubles(o, seed++)) : std::vector<double>{};
-      const Tensor bias = c.bias ? wok::from_vector(b, {o}).astype(t) : Tensor();
-      const Tensor y = wok::conv_transpose3d(wok::from_vector(x, c.x).astype(t), wok::from_vector(w, c.w).astype(t),
-                                             bias, c.s, c.p, c.op, c.groups, c.d);
-      expect_close(y, ref_conv_transpose3d(x, w, b, c), t, "conv_transpose3d " + wt::dname(t) + " " + case_str(c));
-    }
+  check_cases(
+      "conv_transpose3d", kTransposeCases, 100, [](const Conv3dCase& c) { return c.w[1] * c.groups; },
+      [](const Tensor& x, const Tensor& w, const Tensor& b, const Conv3dCase& c) {
+        return wok::conv_transpose3d(x, w, b, c.s, c.p, c.op, c.groups, c.d);
+      },
+      ref_conv_transpose3d);
 }
 
 // Symmetric padding as three values, and integer operands promoted to float64.
