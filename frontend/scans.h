@@ -10,6 +10,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 
 #include "wok/frontend/tensor.h"
 
@@ -36,5 +37,21 @@ ValuesIndices topk(const Tensor& x, int64_t k, int64_t axis = -1, bool largest =
 ValuesIndices sort(const Tensor& x, int64_t axis = -1, bool descending = false);
 // sort(...).indices.
 Tensor argsort(const Tensor& x, int64_t axis = -1, bool descending = false);
+
+// The distinct values of x (flattened), or with `axis` its distinct slices
+// along that axis (ONNX Unique, torch.unique): in ascending order (slices
+// compare lexicographically), or with sorted = false in order of first
+// appearance. indices: each one's first position in x (along axis);
+// inverse: for every element (slice) of x, its position in values; counts:
+// how often each appears. Order as in sort (nan above +inf, equal to
+// itself). The result's size depends on x's values, so, like nonzero, it
+// evaluates x now (refused inside wok::compile).
+struct UniqueResult {
+  Tensor values;   // x's dtype: [k], or x's shape with k along axis
+  Tensor indices;  // int64 [k]
+  Tensor inverse;  // int64 [x.numel()], or [x.shape()[axis]]
+  Tensor counts;   // int64 [k]
+};
+UniqueResult unique(const Tensor& x, bool sorted = true, std::optional<int64_t> axis = std::nullopt);
 
 }  // namespace wok

@@ -125,6 +125,12 @@ void add_indexing_converters(ConverterTable& t) {
   t.add("Compress", convert_compress);
   t.add("CumSum", convert_cumsum);
   t.add("TopK", convert_topk);
+  t.add("Unique", [](const NodeContext& c) -> Outputs {
+    std::optional<int64_t> axis;
+    if (c.has_attr("axis")) axis = c.attr_int("axis", 0);
+    UniqueResult u = unique(c.input(0), c.attr_int("sorted", 1) != 0, axis);
+    return {u.values, u.indices, u.inverse, u.counts};
+  });
   t.add("ReverseSequence", convert_reverse_sequence);
 }
 

@@ -203,3 +203,52 @@ TEST_F(SortOpsJit, ArgminFusesWithItsProducer) {
 }
 
 }  // namespace
+
+namespace {
+
+using I64 = std::vector<int64_t>;
+
+// unique against hand-computed results: sorted and in order of first
+// appearance, flattened and along an axis (negative too), nan, bool, and
+// the errors. Host-computed, so one backend suffices.
+TEST(UniqueOp, FlattenedSortedAndUnsorted) {
+  const wok::Tensor x = wok::from_vector<float>({2, 1, 1, 3, 4, 3}, {2, 3});
+  const wok::UniqueResult s = wok::unique(x);
+  EXPECT_EQ(s.values.to_vector<float>(), (std::vector<float>{1, 2, 3, 4}));
+  EXPECT_EQ(s.indices.to_vector<int64_t>(), (I64{1, 0, 3, 4}));
+  EXPECT_EQ(s.inverse.to_vector<int64_t>(), (I64{1, 0, 0, 2, 3, 2}));
+  EXPECT_EQ(s.counts.to_vector<int64_t>(), (I64{2, 1, 2, 1}));
+  const wok::UniqueResult u = wok::unique(x, /*sorted=*/false);
+  EXPECT_EQ(u.values.to_vector<float>(), (std::vector<float>{2, 1, 3, 4}));
+  EXPECT_EQ(u.indices.to_vector<int64_t>(), (I64{0, 1, 3, 4}));
+  EXPECT_EQ(u.inverse.to_vector<int64_t>(), (I64{0, 1, 1, 2, 3, 2}));
+  EXPECT_EQ(u.counts.to_vector<int64_t>(), (I64{1, 2, 2, 1}));
+}
+
+TEST(UniqueOp, SlicesAlongAnAxis) {
+  // Columns of [[1, 0, 1], [2, 5, 2]]: (1, 2), (0, 5), (1, 2).
+  const wok::Tensor x = wok::from_vector<int32_t>({1, 0, 1, 2, 5, 2}, {2, 3});
+  const wok::UniqueResult r = wok::unique(x, true, -1);
+  EXPECT_EQ(r.values.shape(), Shape({2, 2}));
+  EXPECT_EQ(r.values.to_vector<int32_t>(), (std::vector<int32_t>{0, 1, 5, 2}));
+  EXPECT_EQ(r.indices.to_vector<int64_t>(), (I64{1, 0}));
+  EXPECT_EQ(r.inverse.to_vector<int64_t>(), (I64{1, 0, 1}));
+  EXPECT_EQ(r.counts.to_vector<int64_t>(), (I64{1, 2}));
+  const wok::UniqueResult rows = wok::unique(wok::from_vector<int64_t>({3, 4, 1, 2, 3, 4}, {3, 2}), false, 0);
+  EXPECT_EQ(rows.values.to_vector<int64_t>(), (I64{3, 4, 1, 2}));
+  EXPECT_EQ(rows.inverse.to_vector<int64_t>(), (I64{0, 1, 0}));
+}
+
+TEST(UniqueOp, NanIsOneValueAboveInfinityAndBoolWorks) {
+  const float nan = std::numeric_limits<float>::quiet_NaN(), inf = std::numeric_limits<float>::infinity();
+  const std::vector<float> v = wok::unique(wok::from_vector<float>({nan, 1, inf, nan})).values.to_vector<float>();
+  ASSERT_EQ(v.size(), 3u);
+  EXPECT_EQ(v[0], 1);
+  EXPECT_EQ(v[1], inf);
+  EXPECT_TRUE(std::isnan(v[2]));
+  EXPECT_EQ(wok::unique(wok::from_vector<bool>({true, false, true})).counts.to_vector<int64_t>(), (I64{1, 2}));
+  EXPECT_THROW(wok::unique(wok::zeros({2, 2}), true, 2), wok::ShapeError);
+  EXPECT_EQ(wok::unique(wok::zeros({0})).values.numel(), 0);
+}
+
+}  // namespace
