@@ -357,6 +357,13 @@ Tensor concat(const std::vector<Tensor>& xs, int64_t axis) {
   return record1(op, std::span<const Tensor>(cast_xs), positional_attrs(op, {a}));
 }
 
+Tensor det(const Tensor& x) {
+  WOK_CALLER_SCOPE();
+  static const RegisteredOp& op = WOK_BUILTIN_OP("det");
+  if (!x.defined()) return record1(op, {x});
+  return record1(op, {x.astype(float_result_type(x.dtype()))});
+}
+
 Tensor matmul(const Tensor& a, const Tensor& b) {
   WOK_CALLER_SCOPE();
   static const RegisteredOp& op = WOK_BUILTIN_OP("matmul");

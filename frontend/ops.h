@@ -102,6 +102,11 @@ Tensor concat(const std::vector<Tensor>& xs, int64_t axis = 0);
 // NumPy matmul: 1-D operands are promoted to matrices and the added dim
 // removed; batch dims broadcast.
 Tensor matmul(const Tensor& a, const Tensor& b);
+// The determinant of each square matrix in the last two dims, [..., n, n]
+// -> [...] (torch.linalg.det, ONNX Det): LU with partial pivoting in
+// float64, rounded once to x's float dtype; integers and bool give float64
+// (float32), as the other float ops. CPU only.
+Tensor det(const Tensor& x);
 
 // ---- operators ------------------------------------------------------------------
 Tensor operator-(const Tensor& x);

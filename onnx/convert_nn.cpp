@@ -455,6 +455,7 @@ void add_nn_converters(ConverterTable& t) {
   t.add("ConvTranspose", convert_conv_transpose);
   t.add("MaxPool", convert_pool<true>);
   t.add("MaxUnpool", convert_max_unpool);
+  t.add("Det", [](const NodeContext& c) -> Outputs { return {det(c.input(0))}; });
   t.add("LRN", [](const NodeContext& c) -> Outputs {
     return {local_response_norm(c.input(0), c.attr_int("size", 1), c.attr_float("alpha", 1e-4),
                                 c.attr_float("beta", 0.75), c.attr_float("bias", 1.0))

@@ -252,3 +252,46 @@ TEST(UniqueOp, NanIsOneValueAboveInfinityAndBoolWorks) {
 }
 
 }  // namespace
+
+namespace {
+
+// det against cofactor expansion in float64 (batched, pivoting needed,
+// singular, 0x0 and 1x1, integers promoted), under both backends.
+double cofactor_det(const std::vector<double>& a, int64_t n) {
+  if (n == 0) return 1;
+  if (n == 1) return a[0];
+  double d = 0;
+  for (int64_t j = 0; j < n; ++j) {
+    std::vector<double> minor;
+    for (int64_t r = 1; r < n; ++r)
+      for (int64_t c = 0; c < n; ++c)
+        if (c != j) minor.push_back(a[static_cast<size_t>(r * n + c)]);
+    d += (j % 2 ? -1 : 1) * a[static_cast<size_t>(j)] * cofactor_det(minor, n - 1);
+  }
+  return d;
+}
+
+class DetOp : public wt::BothBackends {};
+
+TEST_P(DetOp, MatchesCofactorExpansion) {
+  for (int64_t n : {0, 1, 2, 3, 5}) {
+    const int64_t batch = 3;
+    std::vector<double> x = wt::random_values<double>(static_cast<size_t>(batch * n * n), -2, 2, static_cast<uint32_t>(n + 1));
+    if (n >= 2) x[0] = 0;  // the first matrix needs a row exchange
+    const std::vector<double> got = wok::det(wok::from_vector(x, {batch, n, n})).to_vector<double>();
+    ASSERT_EQ(got.size(), static_cast<size_t>(batch));
+    for (int64_t b = 0; b < batch; ++b) {
+      const std::vector<double> m(x.begin() + b * n * n, x.begin() + (b + 1) * n * n);
+      EXPECT_NEAR(got[static_cast<size_t>(b)], cofactor_det(m, n), 1e-12) << "n " << n << " matrix " << b;
+    }
+  }
+  EXPECT_EQ(wok::det(wok::from_vector<float>({1, 2, 2, 4}, {2, 2})).item<float>(), 0.0f);  // singular
+  const wok::Tensor ints = wok::det(wok::from_vector<int32_t>({2, 1, 1, 3}, {2, 2}));
+  EXPECT_EQ(ints.dtype(), DType::kFloat64);
+  EXPECT_DOUBLE_EQ(ints.item<double>(), 5.0);
+  EXPECT_THROW(wok::det(wok::zeros({2, 3})), wok::ShapeError);
+}
+
+INSTANTIATE_TEST_SUITE_P(Backends, DetOp, wt::kBothBackends, wt::backend_param_name);
+
+}  // namespace

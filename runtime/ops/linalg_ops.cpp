@@ -1,4 +1,5 @@
-// Matrix multiplication, 2-D and batched with broadcast batch dims.
+// Matrix multiplication, 2-D and batched with broadcast batch dims, and
+// the determinant of batched square matrices.
 #include "wok/runtime/op_registry.h"
 #include "wok/runtime/ops/op_rules.h"
 
@@ -32,6 +33,25 @@ void register_linalg_ops(OpRegistry& r) {
   };
   def.doc = "a @ b over the last two dims";
   r.add(std::move(def));
+
+  OpDef det;
+  det.name = "det";
+  det.inputs = {"x"};
+  det.kind = OpKind::kOpaque;
+  det.infer_shape = [](std::span<const Shape> in, const Attrs&) {
+    const Shape& x = in[0];
+    if (x.size() < 2 || x[x.size() - 1] != x[x.size() - 2])
+      throw ShapeError("det needs square matrices in the last two dims [..., n, n], got " + shape_str(x));
+    return std::vector<Shape>{Shape(x.begin(), x.end() - 2)};
+  };
+  det.infer_dtype = [](std::span<const DType> in, const Attrs&) {
+    if (!is_floating(in[0]))
+      throw DTypeError("det takes float32 or float64, got " + std::string(dtype_name(in[0])) +
+                       " (the frontend casts integers to float64)");
+    return one(in[0]);
+  };
+  det.doc = "the determinant of each [n, n] matrix (LU with partial pivoting, in float64)";
+  r.add(std::move(det));
 }
 
 void register_creation_ops(OpRegistry& r) {

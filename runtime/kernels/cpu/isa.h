@@ -24,6 +24,7 @@ void register_reduction_kernels(OpRegistry& r);
 void register_movement_kernels(OpRegistry& r);
 void register_shape_kernels(OpRegistry& r);  // resize, range
 void register_matmul_kernels(OpRegistry& r);
+void register_linalg_kernels(OpRegistry& r);  // det
 void register_pool_kernels(OpRegistry& r);
 void register_conv_kernels(OpRegistry& r);
 void register_indexing_kernels(OpRegistry& r);

@@ -13,6 +13,7 @@ void WOK_ISA_CONCAT(register_kernels_, WOK_CPU_ISA)(OpRegistry& r) {
   WOK_ISA_NS::register_reduction_kernels(r);
   WOK_ISA_NS::register_movement_kernels(r);
   WOK_ISA_NS::register_shape_kernels(r);
+  WOK_ISA_NS::register_linalg_kernels(r);
   WOK_ISA_NS::register_matmul_kernels(r);
   WOK_ISA_NS::register_pool_kernels(r);
   WOK_ISA_NS::register_conv_kernels(r);
