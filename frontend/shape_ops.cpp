@@ -388,18 +388,26 @@ Tensor space_to_depth(const Tensor& x, int64_t blocksize) {
 
 namespace {
 
-Tensor record_resize(const Tensor& x, Shape sizes, std::string scales, std::string_view mode,
-                     std::string_view coordinate_transformation_mode, std::string_view nearest_mode) {
+Tensor record_resize(const Tensor& x, Shape sizes, std::string scales, const ResizeOptions& o) {
   static const RegisteredOp& op = WOK_BUILTIN_OP("resize");
   return record1(op, {x},
-                 positional_attrs(op, {std::move(sizes), std::move(scales), std::string(mode),
-                                       std::string(coordinate_transformation_mode), std::string(nearest_mode)}));
+                 positional_attrs(op, {std::move(sizes), std::move(scales), o.mode, o.coordinate_transformation_mode,
+                                       o.nearest_mode, o.cubic_coeff_a, o.exclude_outside, ops::format_doubles(o.roi),
+                                       o.extrapolation_value}));
+}
+
+ResizeOptions resize_options(std::string_view mode, std::string_view coordinate_transformation_mode,
+                             std::string_view nearest_mode) {
+  ResizeOptions o;
+  o.mode = mode;
+  o.coordinate_transformation_mode = coordinate_transformation_mode;
+  o.nearest_mode = nearest_mode;
+  return o;
 }
 
 }  // namespace
 
-Tensor resize(const Tensor& x, const std::vector<double>& scales, std::string_view mode,
-              std::string_view coordinate_transformation_mode, std::string_view nearest_mode) {
+Tensor resize(const Tensor& x, const std::vector<double>& scales, const ResizeOptions& options) {
   WOK_CALLER_SCOPE();
   require_defined("resize", x);
   if (static_cast<int>(scales.size()) != x.ndim())
@@ -412,14 +420,24 @@ Tensor resize(const Tensor& x, const std::vector<double>& scales, std::string_vi
                        " is not positive and finite");
     sizes.push_back(static_cast<int64_t>(std::floor(static_cast<double>(x.shape()[i]) * scales[i])));
   }
-  return record_resize(x, std::move(sizes), ops::format_scales(scales), mode, coordinate_transformation_mode,
-                       nearest_mode);
+  return record_resize(x, std::move(sizes), ops::format_doubles(scales), options);
+}
+
+Tensor resize_to(const Tensor& x, Shape sizes, const ResizeOptions& options) {
+  WOK_CALLER_SCOPE();
+  return record_resize(x, std::move(sizes), "", options);
+}
+
+Tensor resize(const Tensor& x, const std::vector<double>& scales, std::string_view mode,
+              std::string_view coordinate_transformation_mode, std::string_view nearest_mode) {
+  WOK_CALLER_SCOPE();
+  return resize(x, scales, resize_options(mode, coordinate_transformation_mode, nearest_mode));
 }
 
 Tensor resize_to(const Tensor& x, Shape sizes, std::string_view mode, std::string_view coordinate_transformation_mode,
                  std::string_view nearest_mode) {
   WOK_CALLER_SCOPE();
-  return record_resize(x, std::move(sizes), "", mode, coordinate_transformation_mode, nearest_mode);
+  return resize_to(x, std::move(sizes), resize_options(mode, coordinate_transformation_mode, nearest_mode));
 }
 
 // ---- reductions ------------------------------------------------------------------------------------

@@ -17,6 +17,7 @@
 
 #include <initializer_list>
 #include <optional>
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -85,14 +86,43 @@ Tensor depth_to_space(const Tensor& x, int64_t blocksize, std::string_view mode 
 Tensor space_to_depth(const Tensor& x, int64_t blocksize);
 
 // ONNX Resize of every axis (scales: one per axis, output size
-// floor(size * scale); resize_to: the output shape). mode "nearest" or
-// "linear" (N-linear, separable; float dtypes only);
-// coordinate_transformation_mode "half_pixel", "half_pixel_symmetric",
-// "pytorch_half_pixel", "align_corners", "asymmetric",
-// "tf_half_pixel_for_nn"; nearest_mode "round_prefer_floor",
-// "round_prefer_ceil", "floor", "ceil". Linear samples clamp to the edge
-// (ONNX's edge padding). CPU only. Not supported: cubic, antialias, roi
-// (tf_crop_and_resize), exclude_outside, axes, keep_aspect_ratio_policy.
+// floor(size * scale); resize_to: the output shape), with ONNX's attributes
+// and defaults (opset 11-17):
+//   mode                  "nearest"; "linear" (N-linear) or "cubic"
+//                         (N-cubic), both separable and float dtypes only
+//   coordinate_transformation_mode
+//                         "half_pixel", "half_pixel_symmetric",
+//                         "pytorch_half_pixel", "align_corners",
+//                         "asymmetric", "tf_half_pixel_for_nn",
+//                         "tf_crop_and_resize"
+//   nearest_mode          "round_prefer_floor", "round_prefer_ceil",
+//                         "floor", "ceil"
+//   cubic_coeff_a         Keys' a (-0.5 is TensorFlow's, -0.75 PyTorch's)
+//   exclude_outside       cubic: neighbours outside the input weigh 0, the
+//                         others renormalized (else they repeat the edge)
+//   roi                   tf_crop_and_resize's crop, [starts..., ends...] in
+//                         coordinates normalized to [0, 1] (a start above its
+//                         end flips the axis; beyond [0, 1] extrapolates);
+//                         empty: the whole input
+//   extrapolation_value   tf_crop_and_resize's output where the crop samples
+//                         outside the input (along any axis)
+// Linear samples clamp to the edge (ONNX's edge padding). CPU only. Not
+// supported: antialias, axes, keep_aspect_ratio_policy (opset 18).
+//   wok::resize(img, {1, 1, 2, 2}, {.mode = "cubic", .cubic_coeff_a = -0.5, .exclude_outside = true});
+//   wok::resize_to(img, {1, 3, 64, 64}, {.mode = "linear", .coordinate_transformation_mode = "tf_crop_and_resize",
+//                                        .roi = {0, 0, 0.25, 0.25, 1, 1, 0.75, 0.75}});
+struct ResizeOptions {
+  std::string mode = "nearest";
+  std::string coordinate_transformation_mode = "half_pixel";
+  std::string nearest_mode = "round_prefer_floor";
+  double cubic_coeff_a = -0.75;
+  bool exclude_outside = false;
+  std::vector<double> roi = {};
+  double extrapolation_value = 0.0;
+};
+Tensor resize(const Tensor& x, const std::vector<double>& scales, const ResizeOptions& options);
+Tensor resize_to(const Tensor& x, Shape sizes, const ResizeOptions& options);
+// The same with the first three options, the others at their defaults.
 Tensor resize(const Tensor& x, const std::vector<double>& scales, std::string_view mode = "nearest",
               std::string_view coordinate_transformation_mode = "half_pixel",
               std::string_view nearest_mode = "round_prefer_floor");

@@ -186,34 +186,40 @@ Outputs convert_space_to_depth(const NodeContext& c) {
 
 std::string check_resize(const ::onnx::NodeProto& node, int64_t) {
   const std::string mode = proto_attr_string(node, "mode", "nearest");
-  if (mode != "nearest" && mode != "linear") return "mode " + mode;
-  const std::string coord = proto_attr_string(node, "coordinate_transformation_mode", "half_pixel");
-  if (coord == "tf_crop_and_resize") return "coordinate_transformation_mode tf_crop_and_resize";
-  if (proto_attr_int(node, "exclude_outside", 0)) return "exclude_outside=1";
+  if (mode != "nearest" && mode != "linear" && mode != "cubic") return "mode " + mode;
   if (proto_attr_int(node, "antialias", 0)) return "antialias=1";
   return "";
 }
 
 // Resize (opset 10: X, scales; 11+: X, roi, scales, sizes) and Upsample
 // (scales as an attribute before opset 9, an input after; asymmetric
-// coordinates).
+// coordinates). The roi is read in tf_crop_and_resize mode only, as ONNX
+// says; elsewhere models often pass a placeholder.
 Outputs convert_resize(const NodeContext& c) {
   const Tensor& x = c.input(0);
   const bool upsample = c.node().op_type() == "Upsample";
-  const std::string mode = c.attr_string("mode", "nearest");
-  const std::string coord =
-      upsample || c.opset() < 11 ? "asymmetric" : c.attr_string("coordinate_transformation_mode", "half_pixel");
-  const std::string nearest = upsample || c.opset() < 11 ? "floor" : c.attr_string("nearest_mode", "round_prefer_floor");
+  const bool v11 = !upsample && c.opset() >= 11;
+  ResizeOptions o;
+  o.mode = c.attr_string("mode", "nearest");
+  o.coordinate_transformation_mode = v11 ? c.attr_string("coordinate_transformation_mode", "half_pixel") : "asymmetric";
+  o.nearest_mode = v11 ? c.attr_string("nearest_mode", "round_prefer_floor") : "floor";
+  if (v11) {
+    o.cubic_coeff_a = c.attr_float("cubic_coeff_a", -0.75);
+    o.exclude_outside = c.attr_int("exclude_outside", 0) != 0;
+    o.extrapolation_value = c.attr_float("extrapolation_value", 0.0);
+    if (o.coordinate_transformation_mode == "tf_crop_and_resize" && c.has_input(1) && c.input(1).numel() > 0)
+      o.roi = c.double_values(1);
+  }
   std::vector<double> scales;
   if (upsample && c.opset() < 9) {
     for (float f : c.attr_floats("scales")) scales.push_back(f);
   } else {
-    const size_t scales_input = upsample || c.opset() < 11 ? 1 : 2;
+    const size_t scales_input = v11 ? 2 : 1;
     if (c.has_input(scales_input) && c.input(scales_input).numel() > 0) scales = c.double_values(scales_input);
   }
-  if (!scales.empty()) return {resize(x, scales, mode, coord, nearest)};
+  if (!scales.empty()) return {resize(x, scales, o)};
   if (!c.has_input(3)) c.fail("neither scales nor sizes is given");
-  return {resize_to(x, Shape(c.int_values(3)), mode, coord, nearest)};
+  return {resize_to(x, Shape(c.int_values(3)), o)};
 }
 
 std::string check_eye_like(const ::onnx::NodeProto& node, int64_t) {

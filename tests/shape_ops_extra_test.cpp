@@ -12,6 +12,7 @@
 #include <limits>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "test_util.h"
@@ -298,6 +299,7 @@ TEST_F(ShapeOpsLaunches, PadIsOneKernel) {
   EXPECT_EQ(launches_of({wok::pad(x, pads, "reflect")}), 1);
   EXPECT_GT(launches_of({wok::detail::pad_composed(x, pads, "reflect", 0)}), 2);
   EXPECT_EQ(launches_of({wok::resize(x, {1, 1, 2, 2}, "linear")}), 1);
+  EXPECT_EQ(launches_of({wok::resize(x, {1, 1, 2, 0.5}, {.mode = "cubic"})}), 1);
 }
 
 // logsumexp is one row kernel, like log_softmax.
@@ -478,8 +480,10 @@ TEST_P(ShapeOpsExtra, DepthToSpaceAndBack) {
 
 // ---- resize ---------------------------------------------------------------------------------------
 
-// ONNX's x_original, straight from the operator's definition.
-double source_coord(const std::string& m, int64_t x, double scale, int64_t in, int64_t out) {
+// ONNX's x_original, straight from the operator's definition; `start` and
+// `end` are the axis's roi (tf_crop_and_resize).
+double source_coord(const std::string& m, int64_t x, double scale, int64_t in, int64_t out, double start = 0,
+                    double end = 1) {
   if (m == "half_pixel") return (x + 0.5) / scale - 0.5;
   if (m == "half_pixel_symmetric") {
     const double adj = out / (scale * in), center = in / 2.0;
@@ -490,6 +494,8 @@ double source_coord(const std::string& m, int64_t x, double scale, int64_t in, i
   // its test test_resize_downsample_scales_linear_align_corners.
   if (m == "align_corners") return out == 1 || in * scale <= 1 ? 0 : x * double(in - 1) / (in * scale - 1);
   if (m == "asymmetric") return x / scale;
+  if (m == "tf_crop_and_resize")
+    return out == 1 ? 0.5 * (start + end) * (in - 1) : start * (in - 1) + x * (end - start) * (in - 1) / (in * scale - 1);
   return (x + 0.5) / scale;  // tf_half_pixel_for_nn
 }
 
@@ -502,42 +508,86 @@ int64_t nearest(const std::string& mode, double c, int64_t in) {
   return std::clamp<int64_t>(static_cast<int64_t>(i), 0, in - 1);
 }
 
-// All axes at once: nearest picks an element, linear sums 2^rank taps.
+// Keys' cubic convolution kernel at distance t.
+double keys(double t, double a) {
+  t = std::fabs(t);
+  if (t <= 1) return (a + 2) * t * t * t - (a + 3) * t * t + 1;
+  if (t < 2) return a * t * t * t - 5 * a * t * t + 8 * a * t - 4 * a;
+  return 0;
+}
+
+// All axes at once: each output element sums the products of its taps
+// along every axis (nearest: one, linear: two, cubic: four), or is the
+// extrapolation value where tf_crop_and_resize samples outside the input
+// along some axis (then marked in `extrapolated`, when given).
 std::vector<double> resize_ref(const std::vector<double>& v, const Shape& in, const Shape& out,
-                               const std::vector<double>& scales, const std::string& mode, const std::string& ctm,
-                               const std::string& nm) {
+                               const std::vector<double>& scales, const wok::ResizeOptions& opt,
+                               std::vector<bool>* extrapolated = nullptr) {
   const size_t n = in.size();
+  const std::string& ctm = opt.coordinate_transformation_mode;
   std::vector<double> r(static_cast<size_t>(wok::numel(out)));
+  if (extrapolated) extrapolated->assign(r.size(), false);
   for (int64_t i = 0; i < static_cast<int64_t>(r.size()); ++i) {
     std::vector<int64_t> o = unflat(i, out);
-    std::vector<int64_t> lo(n), hi(n);
-    std::vector<double> w(n);
+    std::vector<std::vector<std::pair<int64_t, double>>> taps(n);
+    bool outside = false;
     for (size_t d = 0; d < n; ++d) {
-      double c = source_coord(ctm, o[d], scales[d], in[d], out[d]);
-      if (mode == "nearest") {
-        lo[d] = hi[d] = nearest(nm, c, in[d]);
-        w[d] = 0;
-      } else {
+      const double start = opt.roi.empty() ? 0 : opt.roi[d], end = opt.roi.empty() ? 1 : opt.roi[n + d];
+      double c = source_coord(ctm, o[d], scales[d], in[d], out[d], start, end);
+      if (ctm == "tf_crop_and_resize" && (c < 0 || c > double(in[d] - 1))) {
+        outside = true;
+        break;
+      }
+      if (opt.mode == "nearest") {
+        taps[d] = {{nearest(opt.nearest_mode, c, in[d]), 1.0}};
+      } else if (opt.mode == "linear") {
         c = std::clamp(c, 0.0, double(in[d] - 1));
-        lo[d] = static_cast<int64_t>(std::floor(c));
-        hi[d] = std::min<int64_t>(lo[d] + 1, in[d] - 1);
-        w[d] = c - std::floor(c);
+        const auto lo = static_cast<int64_t>(std::floor(c));
+        const double w = c - std::floor(c);
+        taps[d] = {{lo, 1 - w}, {std::min<int64_t>(lo + 1, in[d] - 1), w}};
+      } else {  // cubic: the 4 nearest, clamped to the edge or excluded
+        const auto f = static_cast<int64_t>(std::floor(c));
+        double sum = 0;
+        for (int64_t j = f - 1; j <= f + 2; ++j) {
+          const bool inside = j >= 0 && j < in[d];
+          const double w = opt.exclude_outside && !inside ? 0 : keys(c - double(j), opt.cubic_coeff_a);
+          taps[d].push_back({std::clamp<int64_t>(j, 0, in[d] - 1), w});
+          sum += w;
+        }
+        if (opt.exclude_outside)
+          for (auto& t : taps[d]) t.second /= sum;
       }
     }
+    if (outside) {
+      r[static_cast<size_t>(i)] = opt.extrapolation_value;
+      if (extrapolated) (*extrapolated)[static_cast<size_t>(i)] = true;
+      continue;
+    }
     double acc = 0;
-    for (uint32_t corner = 0; corner < (1u << n); ++corner) {
+    std::vector<size_t> k(n, 0);  // an odometer over the taps of each axis
+    for (;;) {
       double weight = 1;
       std::vector<int64_t> at(n);
       for (size_t d = 0; d < n; ++d) {
-        const bool up = (corner >> d) & 1;
-        weight *= up ? w[d] : 1 - w[d];
-        at[d] = up ? hi[d] : lo[d];
+        weight *= taps[d][k[d]].second;
+        at[d] = taps[d][k[d]].first;
       }
       if (weight != 0) acc += weight * v[static_cast<size_t>(flat(at, in))];
+      size_t d = n;
+      while (d > 0 && ++k[d - 1] == taps[d - 1].size()) k[--d] = 0;
+      if (d == 0) break;
     }
     r[static_cast<size_t>(i)] = acc;
   }
   return r;
+}
+
+wok::ResizeOptions resize_options(std::string mode, std::string ctm, std::string nm = "round_prefer_floor") {
+  wok::ResizeOptions o;
+  o.mode = std::move(mode);
+  o.coordinate_transformation_mode = std::move(ctm);
+  o.nearest_mode = std::move(nm);
+  return o;
 }
 
 const char* const kCoordinateModes[] = {"half_pixel",    "half_pixel_symmetric", "pytorch_half_pixel",
@@ -558,7 +608,7 @@ TEST_P(ShapeOpsExtra, ResizeNearestEveryMode) {
         for (double sc : scales) at += " " + std::to_string(sc);
         Tensor y = wok::resize(x, scales, "nearest", ctm, nm);
         ASSERT_EQ(y.shape(), out) << at;
-        EXPECT_TRUE(wt::close<float>("resize nearest " + at, y, resize_ref(as_doubles(v), in, out, scales, "nearest", ctm, nm), 0, 0));
+        EXPECT_TRUE(wt::close<float>("resize nearest " + at, y, resize_ref(as_doubles(v), in, out, scales, resize_options("nearest", ctm, nm)), 0, 0));
       }
   // Sizes, other dtypes (a gather of bytes).
   Tensor b = wok::from_vector(std::vector<bool>{true, false, false, true}, {2, 2});
@@ -610,7 +660,7 @@ TEST_P(ShapeOpsExtra, ResizeLinearMatchesTheNdDefinition) {
         for (size_t d = 0; d < in.size(); ++d) out.push_back(static_cast<int64_t>(std::floor(in[d] * scales[d])));
         Tensor y = wok::resize(x, scales, "linear", ctm);
         ASSERT_EQ(y.shape(), out);
-        std::vector<double> want = resize_ref(v, in, out, scales, "linear", ctm, "");
+        std::vector<double> want = resize_ref(v, in, out, scales, resize_options("linear", ctm));
         const double tol = t == DType::kFloat32 ? 2e-6 : 1e-13;
         const std::string at = std::string("linear ") + ctm + " " + wt::dname(t);
         if (t == DType::kFloat32) EXPECT_TRUE(wt::close<float>(at, y, want, tol, tol));
@@ -619,17 +669,171 @@ TEST_P(ShapeOpsExtra, ResizeLinearMatchesTheNdDefinition) {
   }
 }
 
+// Random data in `t` (float32 data rounded to float32 first).
+Tensor random_tensor(const Shape& shape, DType t, uint32_t seed, std::vector<double>& v) {
+  v = wt::random_values<double>(static_cast<size_t>(wok::numel(shape)), -3, 3, seed);
+  if (t == DType::kFloat32)
+    for (double& e : v) e = static_cast<float>(e);
+  return wok::from_vector(v, shape).astype(t);
+}
+
+::testing::AssertionResult close_in(DType t, const std::string& at, const Tensor& y, const std::vector<double>& want,
+                                    double tol32, double tol64) {
+  if (t == DType::kFloat32) return wt::close<float>(at, y, want, tol32, tol32);
+  return wt::close<double>(at, y, want, tol64, tol64);
+}
+
+TEST_P(ShapeOpsExtra, ResizeCubicMatchesTheNdDefinition) {
+  for (DType t : {DType::kFloat32, DType::kFloat64}) {
+    const Shape in{2, 2, 6, 7};
+    std::vector<double> v;
+    Tensor x = random_tensor(in, t, 13, v);
+    for (const auto& scales : std::vector<std::vector<double>>{{1, 1, 2, 2}, {1, 1, 0.5, 1.3}, {1.5, 2, 0.8, 3}})
+      for (const char* ctm : kCoordinateModes)
+        for (const auto& [a, exclude] : std::vector<std::pair<double, bool>>{{-0.75, false}, {-0.5, true}}) {
+          wok::ResizeOptions o = resize_options("cubic", ctm);
+          o.cubic_coeff_a = a;
+          o.exclude_outside = exclude;
+          Shape out;
+          for (size_t d = 0; d < in.size(); ++d) out.push_back(static_cast<int64_t>(std::floor(in[d] * scales[d])));
+          Tensor y = wok::resize(x, scales, o);
+          ASSERT_EQ(y.shape(), out);
+          const std::string at = std::string("cubic ") + ctm + " a=" + std::to_string(a) +
+                                 (exclude ? " exclude_outside " : " ") + wt::dname(t);
+          EXPECT_TRUE(close_in(t, at, y, resize_ref(v, in, out, scales, o), 4e-6, 1e-13));
+        }
+    // Sizes, down and up (each axis's scale is then out / in).
+    for (const Shape& out : std::vector<Shape>{{2, 2, 3, 5}, {1, 2, 9, 7}}) {
+      std::vector<double> scales;
+      for (size_t d = 0; d < in.size(); ++d) scales.push_back(double(out[d]) / double(in[d]));
+      const wok::ResizeOptions o = resize_options("cubic", "half_pixel");
+      EXPECT_TRUE(close_in(t, "cubic sizes " + wt::dname(t), wok::resize_to(x, out, o), resize_ref(v, in, out, scales, o),
+                           4e-6, 1e-13));
+    }
+  }
+}
+
+// The ONNX backend tests' values (ONNX's Operators.md).
+TEST_P(ShapeOpsExtra, ResizeCubicOnnxExamples) {
+  Tensor x = wok::from_vector(iota<float>(16, 1), {1, 1, 4, 4});
+  EXPECT_TRUE(wt::close<float>("downsample_scales_cubic", wok::resize(x, {1, 1, 0.8, 0.8}, {.mode = "cubic"}),
+                               {1.47119141, 2.78125, 4.08251953, 6.71142578, 8.02148438, 9.32275391, 11.91650391,
+                                13.2265625, 14.52783203},
+                               1e-6, 1e-6));
+  EXPECT_TRUE(wt::close<float>(
+      "downsample_scales_cubic_A_n0p5_exclude_outside",
+      wok::resize(x, {1, 1, 0.8, 0.8}, {.mode = "cubic", .cubic_coeff_a = -0.5, .exclude_outside = true}),
+      {1.36812675, 2.6695014, 4.0133367, 6.57362535, 7.875, 9.2188353, 11.94896657, 13.25034122, 14.59417652}, 1e-6,
+      1e-6));
+  // asymmetric: the first two rows of 8.
+  EXPECT_TRUE(wt::close<float>(
+      "upsample_scales_cubic_asymmetric",
+      wok::slice(wok::resize(x, {1, 1, 2, 2}, {.mode = "cubic", .coordinate_transformation_mode = "asymmetric"}), 2, 0,
+                 2),
+      {1, 1.40625, 2, 2.5, 3, 3.59375, 4, 4.09375, 2.625, 3.03125, 3.625, 4.125, 4.625, 5.21875, 5.625, 5.71875}, 1e-6,
+      1e-6));
+  // The option struct and the mode strings record the same op.
+  EXPECT_TRUE(wt::exact<float>("resize(x, scales, mode)", wok::resize(x, {1, 1, 2, 2}, "linear", "align_corners"),
+                               wok::resize(x, {1, 1, 2, 2}, {.mode = "linear", .coordinate_transformation_mode = "align_corners"})
+                                   .to_vector<float>()));
+}
+
+TEST_P(ShapeOpsExtra, ResizeTfCropAndResize) {
+  // ONNX's test_resize_tf_crop_and_resize: a crop inside the input, and one
+  // partly outside it (extrapolation value 10).
+  Tensor x = wok::from_vector(iota<float>(16, 1), {1, 1, 4, 4});
+  wok::ResizeOptions o = resize_options("linear", "tf_crop_and_resize");
+  o.roi = {0, 0, 0.4, 0.6, 1, 1, 0.6, 0.8};
+  EXPECT_TRUE(wt::close<float>("tf_crop_and_resize", wok::resize_to(x, {1, 1, 3, 3}, o),
+                               {7.6, 7.9, 8.2, 8.8, 9.1, 9.4, 10, 10.3, 10.6}, 1e-6, 1e-6));
+  o.roi = {0, 0, 0.4, 0.6, 1, 1, 1.2, 1.7};
+  o.extrapolation_value = 10;
+  EXPECT_TRUE(wt::close<float>("tf_crop_and_resize extrapolated", wok::resize_to(x, {1, 1, 3, 3}, o),
+                               {7.6, 10, 10, 12.4, 10, 10, 10, 10, 10}, 1e-6, 1e-6));
+
+  // Every mode against the definition: crops inside, partly outside on two
+  // axes, flipped (start above end), and with sizes or scales.
+  const Shape in{2, 5, 6};
+  const std::vector<std::vector<double>> rois = {
+      {0, 0.1, 0.2, 1, 0.8, 0.9}, {0, -0.3, 0.5, 1, 0.7, 1.4}, {0, 0.9, 0.1, 1, 0.2, 0.8}, {}};
+  for (DType t : {DType::kFloat32, DType::kFloat64}) {
+    std::vector<double> v;
+    Tensor x3 = random_tensor(in, t, 14, v);
+    for (const char* mode : {"nearest", "linear", "cubic"})
+      for (const auto& roi : rois)
+        for (double e : {0.0, -2.5, -std::numeric_limits<double>::infinity()})
+          for (const Shape& out : std::vector<Shape>{{2, 4, 9}, {1, 7, 3}}) {
+            wok::ResizeOptions opt = resize_options(mode, "tf_crop_and_resize");
+            opt.roi = roi;
+            opt.extrapolation_value = e;
+            opt.exclude_outside = e == 0;
+            std::vector<double> scales;
+            for (size_t d = 0; d < in.size(); ++d) scales.push_back(double(out[d]) / double(in[d]));
+            std::vector<bool> extrapolated;
+            const std::vector<double> want = resize_ref(v, in, out, scales, opt, &extrapolated);
+            Tensor y = wok::resize_to(x3, out, opt);
+            std::string at = std::string(mode) + " roi";
+            for (double r : roi) at += " " + std::to_string(r);
+            at += " extrapolation " + std::to_string(e) + " " + wt::dname(t) + " to " + wok::shape_str(out);
+            const double tol = std::string(mode) == "nearest" ? 0 : 4e-6;
+            EXPECT_TRUE(close_in(t, at, y, want, tol, tol > 0 ? 1e-13 : 0));
+            // Outside the input, exactly the extrapolation value, whatever the
+            // pass order blended.
+            const std::vector<double> got = y.astype(DType::kFloat64).to_vector<double>();
+            for (size_t i = 0; i < got.size(); ++i) {
+              if (extrapolated[i]) {
+                ASSERT_EQ(got[i], e) << at << " at " << i;
+              }
+            }
+          }
+  }
+  // Scales (the output size ignores the roi, as ONNX's shape inference does).
+  std::vector<double> v;
+  Tensor x3 = random_tensor(in, DType::kFloat64, 15, v);
+  wok::ResizeOptions opt = resize_options("cubic", "tf_crop_and_resize");
+  opt.roi = {0, -0.3, 0.5, 1, 0.7, 1.4};
+  opt.extrapolation_value = 3;
+  Tensor y = wok::resize(x3, {1, 1.5, 0.7}, opt);
+  ASSERT_EQ(y.shape(), (Shape{2, 7, 4}));
+  EXPECT_TRUE(wt::close<double>("tf_crop_and_resize scales", y, resize_ref(v, in, {2, 7, 4}, {1, 1.5, 0.7}, opt), 1e-13,
+                                1e-13));
+  // Nearest gathers any dtype; the extrapolation value converts to it.
+  // Coordinates -1.5 (outside), 0, 1.5 (rounds down), 3.
+  Tensor i = wok::from_vector(std::vector<int64_t>{1, 2, 3, 4}, {4});
+  wok::ResizeOptions ni = resize_options("nearest", "tf_crop_and_resize");
+  ni.roi = {-0.5, 1};
+  ni.extrapolation_value = -7.9;
+  EXPECT_TRUE(wt::exact<int64_t>("int64 nearest crop", wok::resize_to(i, {4}, ni), {-7, 1, 2, 4}));
+}
+
 TEST_P(ShapeOpsExtra, ResizeErrors) {
   Tensor x = wok::zeros({1, 2, 3});
   EXPECT_TRUE(wt::throws_naming<wok::ShapeError>([&] { wok::resize(x, {1, 2}); }, {"wok::resize", "one scale per axis"}));
   EXPECT_TRUE(wt::throws_naming<wok::ShapeError>([&] { wok::resize(x, {1, 0, 2}); }, {"wok::resize", "scale"}));
-  EXPECT_TRUE(wt::throws_naming<wok::ArgumentError>([&] { wok::resize(x, {1, 1, 2}, "cubic"); }, {"wok::resize", "cubic"}));
-  EXPECT_TRUE(wt::throws_naming<wok::ArgumentError>([&] { wok::resize(x, {1, 1, 2}, "nearest", "tf_crop_and_resize"); },
-                                                     {"wok::resize", "tf_crop_and_resize"}));
+  EXPECT_TRUE(wt::throws_naming<wok::ArgumentError>([&] { wok::resize(x, {1, 1, 2}, "bicubic"); },
+                                                     {"wok::resize", "mode 'bicubic'"}));
+  EXPECT_TRUE(wt::throws_naming<wok::ArgumentError>([&] { wok::resize(x, {1, 1, 2}, "nearest", "crop"); },
+                                                     {"wok::resize", "coordinate_transformation_mode 'crop'"}));
   EXPECT_TRUE(wt::throws_naming<wok::ArgumentError>([&] { wok::resize(x, {1, 1, 2}, "nearest", "half_pixel", "round"); },
                                                      {"wok::resize", "nearest_mode 'round'"}));
   EXPECT_TRUE(wt::throws_naming<wok::DTypeError>(
       [&] { wok::resize(x.astype(DType::kInt32), {1, 1, 2}, "linear"); }, {"wok::resize", "int32"}));
+  EXPECT_TRUE(wt::throws_naming<wok::DTypeError>(
+      [&] { wok::resize(x.astype(DType::kInt64), {1, 1, 2}, {.mode = "cubic"}); }, {"wok::resize", "cubic", "int64"}));
+  EXPECT_TRUE(wt::throws_naming<wok::ArgumentError>(
+      [&] { wok::resize(x, {1, 1, 2}, {.mode = "cubic", .cubic_coeff_a = NAN}); }, {"wok::resize", "cubic_coeff_a"}));
+  // The roi: a start and an end per axis, finite, and tf_crop_and_resize's only.
+  wok::ResizeOptions crop = resize_options("linear", "tf_crop_and_resize");
+  crop.roi = {0, 0, 1, 1};
+  EXPECT_TRUE(wt::throws_naming<wok::ShapeError>([&] { wok::resize(x, {1, 1, 2}, crop); },
+                                                  {"wok::resize", "roi", "6 values for rank 3", "got 4"}));
+  crop.roi = {0, 0, 0, 1, 1, INFINITY};
+  EXPECT_TRUE(wt::throws_naming<wok::ShapeError>([&] { wok::resize(x, {1, 1, 2}, crop); },
+                                                  {"wok::resize", "roi", "not finite"}));
+  crop.roi = {0, 0, 0, 1, 1, 1};
+  crop.coordinate_transformation_mode = "align_corners";
+  EXPECT_TRUE(wt::throws_naming<wok::ArgumentError>([&] { wok::resize(x, {1, 1, 2}, crop); },
+                                                     {"wok::resize", "roi", "tf_crop_and_resize", "align_corners"}));
   EXPECT_TRUE(wt::throws_naming<wok::ShapeError>([&] { wok::resize_to(x, {1, 2}); }, {"wok::resize"}));
   EXPECT_TRUE(wt::throws_naming<wok::ShapeError>([&] { wok::resize_to(wok::zeros({0, 2}), {1, 2}); },
                                                   {"wok::resize", "empty"}));

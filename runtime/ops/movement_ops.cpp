@@ -176,8 +176,9 @@ OpDef pad_op() {
 
 // ONNX Resize over every axis, to the output shape `sizes`. "scales" is
 // empty when the caller gave sizes (each axis's scale is then out / in),
-// else the caller's scales (format_scales), which the coordinate
-// transformation reads.
+// else the caller's scales (format_doubles), which the coordinate
+// transformation reads. "roi" ([starts..., ends...], format_doubles; empty
+// for the whole input) is tf_crop_and_resize's only.
 OpDef resize_op() {
   OpDef def;
   def.name = "resize";
@@ -186,22 +187,30 @@ OpDef resize_op() {
                {"scales", AttrType::kString, std::string()},
                {"mode", AttrType::kString, std::string("nearest")},
                {"coordinate_transformation_mode", AttrType::kString, std::string("half_pixel")},
-               {"nearest_mode", AttrType::kString, std::string("round_prefer_floor")}};
-  def.kind = OpKind::kOpaque;  // linear mode computes
+               {"nearest_mode", AttrType::kString, std::string("round_prefer_floor")},
+               {"cubic_coeff_a", AttrType::kFloat, -0.75},
+               {"exclude_outside", AttrType::kBool, false},
+               {"roi", AttrType::kString, std::string()},
+               {"extrapolation_value", AttrType::kFloat, 0.0}};
+  def.kind = OpKind::kOpaque;  // linear and cubic modes compute
   def.infer_shape = [](std::span<const Shape> in, const Attrs& a) {
     const Shape& to = a.get_ints("sizes");
     const size_t n = in[0].size();
     if (to.size() != n)
       throw ShapeError("resize needs one output size per axis (rank " + std::to_string(n) + "), got " + shape_str(to));
     if (!parse_resize_mode(a.get_string("mode")))
-      throw ArgumentError("resize mode '" + a.get_string("mode") + "' is not nearest or linear");
-    if (!parse_coordinate_mode(a.get_string("coordinate_transformation_mode")))
-      throw ArgumentError("coordinate_transformation_mode '" + a.get_string("coordinate_transformation_mode") +
+      throw ArgumentError("resize mode '" + a.get_string("mode") + "' is not nearest, linear or cubic");
+    const std::string& ctm = a.get_string("coordinate_transformation_mode");
+    const std::optional<CoordinateMode> cm = parse_coordinate_mode(ctm);
+    if (!cm)
+      throw ArgumentError("coordinate_transformation_mode '" + ctm +
                           "' is not one of half_pixel, half_pixel_symmetric, pytorch_half_pixel, align_corners, "
-                          "asymmetric, tf_half_pixel_for_nn");
+                          "asymmetric, tf_half_pixel_for_nn, tf_crop_and_resize");
     if (!parse_nearest_mode(a.get_string("nearest_mode")))
       throw ArgumentError("nearest_mode '" + a.get_string("nearest_mode") +
                           "' is not one of round_prefer_floor, round_prefer_ceil, floor, ceil");
+    if (!std::isfinite(a.get_float("cubic_coeff_a")))
+      throw ArgumentError("resize cubic_coeff_a " + std::to_string(a.get_float("cubic_coeff_a")) + " is not finite");
     for (size_t i = 0; i < n; ++i) {
       if (to[i] < 0) throw ShapeError("resize target " + shape_str(to) + " has a negative dimension");
       if (in[0][i] == 0 && to[i] != 0)
@@ -212,15 +221,28 @@ OpDef resize_op() {
     for (size_t i = 0; i < n; ++i)
       if (!(scales[i] > 0) || !std::isfinite(scales[i]))
         throw ShapeError("resize scale of axis " + std::to_string(i) + " is not positive and finite");
+    const std::string& roi = a.get_string("roi");
+    if (!roi.empty()) {
+      if (*cm != CoordinateMode::kTfCropAndResize)
+        throw ArgumentError("resize roi is read by coordinate_transformation_mode tf_crop_and_resize only, not " + ctm);
+      const std::optional<std::vector<double>> r = parse_doubles(roi);
+      if (!r || r->size() != 2 * n)
+        throw ShapeError("resize roi needs a start and an end per axis, starts first (" + std::to_string(2 * n) +
+                         " values for rank " + std::to_string(n) + "), got " +
+                         (r ? std::to_string(r->size()) + " values" : "'" + roi + "'"));
+      for (double v : *r)
+        if (!std::isfinite(v)) throw ShapeError("resize roi [" + roi + "] is not finite");
+    }
     return std::vector<Shape>{to};
   };
   def.infer_dtype = [](std::span<const DType> in, const Attrs& a) {
-    if (parse_resize_mode(a.get_string("mode")) == ResizeMode::kLinear && !is_floating(in[0]))
-      throw DTypeError("linear resize takes float32 or float64 (cast first), got " +
+    const ResizeMode mode = parse_resize_mode(a.get_string("mode")).value_or(ResizeMode::kNearest);
+    if (mode != ResizeMode::kNearest && !is_floating(in[0]))
+      throw DTypeError(a.get_string("mode") + " resize takes float32 or float64 (cast first), got " +
                        std::string(dtype_name(in[0])));
     return one(in[0]);
   };
-  def.doc = "ONNX Resize of every axis to `sizes`, nearest or (separable) linear";
+  def.doc = "ONNX Resize of every axis to `sizes`: nearest, or (separable) linear or cubic";
   return def;
 }
 
@@ -304,6 +326,7 @@ std::vector<int64_t> pad_axis_map(const PadAxis& a, PadMode mode) {
 std::optional<ResizeMode> parse_resize_mode(std::string_view s) {
   if (s == "nearest") return ResizeMode::kNearest;
   if (s == "linear") return ResizeMode::kLinear;
+  if (s == "cubic") return ResizeMode::kCubic;
   return std::nullopt;
 }
 
@@ -314,6 +337,7 @@ std::optional<CoordinateMode> parse_coordinate_mode(std::string_view s) {
   if (s == "align_corners") return CoordinateMode::kAlignCorners;
   if (s == "asymmetric") return CoordinateMode::kAsymmetric;
   if (s == "tf_half_pixel_for_nn") return CoordinateMode::kTfHalfPixelForNn;
+  if (s == "tf_crop_and_resize") return CoordinateMode::kTfCropAndResize;
   return std::nullopt;
 }
 
@@ -325,61 +349,99 @@ std::optional<NearestMode> parse_nearest_mode(std::string_view s) {
   return std::nullopt;
 }
 
-std::string format_scales(const std::vector<double>& scales) {
+std::string format_doubles(const std::vector<double>& values) {
   std::string out;
-  for (size_t i = 0; i < scales.size(); ++i) {
+  for (size_t i = 0; i < values.size(); ++i) {
     char buf[32];
-    std::snprintf(buf, sizeof buf, "%.17g", scales[i]);  // round-trips exactly
+    std::snprintf(buf, sizeof buf, "%.17g", values[i]);  // round-trips exactly
     if (i) out += ',';
     out += buf;
   }
   return out;
 }
 
-std::vector<double> resize_scales(const std::string& spelled, const std::vector<int64_t>& in,
-                                  const std::vector<int64_t>& out) {
-  std::vector<double> s;
-  if (spelled.empty()) {
-    for (size_t i = 0; i < in.size() && i < out.size(); ++i)
-      s.push_back(in[i] == 0 ? 1.0 : static_cast<double>(out[i]) / static_cast<double>(in[i]));
-    return s;
-  }
+std::optional<std::vector<double>> parse_doubles(const std::string& spelled) {
+  std::vector<double> v;
   const char* p = spelled.c_str();
   while (*p) {
     char* end = nullptr;
-    s.push_back(std::strtod(p, &end));
-    if (end == p) return {};
+    v.push_back(std::strtod(p, &end));
+    if (end == p || (*end && *end != ',')) return std::nullopt;
     p = *end == ',' ? end + 1 : end;
   }
+  return v;
+}
+
+std::vector<double> resize_scales(const std::string& spelled, const std::vector<int64_t>& in,
+                                  const std::vector<int64_t>& out) {
+  if (!spelled.empty()) return parse_doubles(spelled).value_or(std::vector<double>{});
+  std::vector<double> s;
+  for (size_t i = 0; i < in.size() && i < out.size(); ++i)
+    s.push_back(in[i] == 0 ? 1.0 : static_cast<double>(out[i]) / static_cast<double>(in[i]));
   return s;
 }
 
-double resize_source_coordinate(CoordinateMode m, int64_t x, double scale, int64_t in, int64_t out) {
-  const double xr = static_cast<double>(x);
+std::vector<ResizeAxis> resize_axes(const std::vector<int64_t>& in, const std::vector<int64_t>& out,
+                                    const std::string& scales, const std::string& roi) {
+  const std::vector<double> s = resize_scales(scales, in, out);
+  const size_t n = in.size();
+  std::vector<double> r(2 * n, 1.0);  // "": the whole input, starts 0 and ends 1
+  if (roi.empty()) std::fill(r.begin(), r.begin() + static_cast<std::ptrdiff_t>(n), 0.0);
+  else r = parse_doubles(roi).value_or(std::vector<double>{});
+  std::vector<ResizeAxis> axes(n);
+  for (size_t d = 0; d < n; ++d) axes[d] = {in[d], out[d], s.at(d), r.at(d), r.at(n + d)};
+  return axes;
+}
+
+double resize_source_coordinate(CoordinateMode m, int64_t x, const ResizeAxis& a) {
+  const double xr = static_cast<double>(x), scale = a.scale, in = static_cast<double>(a.in);
+  // ONNX's reference divides by the resized length before rounding
+  // (in * scale), which differs from `out` when scales rather than sizes
+  // are given (align_corners, tf_crop_and_resize).
+  const double resized = a.out == 1 ? 1.0 : in * scale;
   switch (m) {
     case CoordinateMode::kHalfPixel: return (xr + 0.5) / scale - 0.5;
     case CoordinateMode::kHalfPixelSymmetric: {
-      const double adjustment = static_cast<double>(out) / (scale * static_cast<double>(in));
-      const double center = static_cast<double>(in) / 2;
+      const double adjustment = static_cast<double>(a.out) / (scale * in);
+      const double center = in / 2;
       return center * (1 - adjustment) + (xr + 0.5) / scale - 0.5;
     }
-    case CoordinateMode::kPytorchHalfPixel: return out > 1 ? (xr + 0.5) / scale - 0.5 : 0.0;
-    case CoordinateMode::kAlignCorners: {
-      // ONNX divides by the resized length before rounding (in * scale),
-      // which differs from `out` when scales rather than sizes are given.
-      const double resized = out == 1 ? 1.0 : static_cast<double>(in) * scale;
-      return resized <= 1 ? 0.0 : xr * static_cast<double>(in - 1) / (resized - 1);
-    }
+    case CoordinateMode::kPytorchHalfPixel: return a.out > 1 ? (xr + 0.5) / scale - 0.5 : 0.0;
+    case CoordinateMode::kAlignCorners: return resized <= 1 ? 0.0 : xr * (in - 1) / (resized - 1);
     case CoordinateMode::kAsymmetric: return xr / scale;
     case CoordinateMode::kTfHalfPixelForNn: return (xr + 0.5) / scale;
+    case CoordinateMode::kTfCropAndResize: {
+      const double span = a.roi_end - a.roi_start;
+      // One output element samples the roi's centre.
+      if (resized <= 1) return 0.5 * (a.roi_start + a.roi_end) * (in - 1);
+      return xr * span * (in - 1) / (resized - 1) + a.roi_start * (in - 1);
+    }
   }
   return xr;
 }
 
-std::vector<int64_t> resize_nearest_map(CoordinateMode m, NearestMode n, double scale, int64_t in, int64_t out) {
-  std::vector<int64_t> map(static_cast<size_t>(out));
-  for (int64_t x = 0; x < out; ++x) {
-    const double c = resize_source_coordinate(m, x, scale, in, out);
+namespace {
+
+// tf_crop_and_resize's samples outside the input give the extrapolation value.
+bool resize_extrapolates(CoordinateMode m, double coordinate, const ResizeAxis& a) {
+  return m == CoordinateMode::kTfCropAndResize && !(coordinate >= 0 && coordinate <= static_cast<double>(a.in - 1));
+}
+
+// Keys' cubic convolution kernel at distance t, for t in [0, 1] and in
+// [1, 2], written as ONNX's reference writes it.
+double cubic_near(double t, double a) { return ((a + 2) * t - (a + 3)) * t * t + 1; }
+double cubic_far(double t, double a) { return ((a * t - 5 * a) * t + 8 * a) * t - 4 * a; }
+
+}  // namespace
+
+std::vector<int64_t> resize_nearest_map(CoordinateMode m, NearestMode n, const ResizeAxis& a) {
+  std::vector<int64_t> map(static_cast<size_t>(a.out));
+  for (int64_t x = 0; x < a.out; ++x) {
+    const double c = resize_source_coordinate(m, x, a);
+    if (resize_extrapolates(m, c, a)) {
+      map[static_cast<size_t>(x)] = -1;
+      continue;
+    }
     const double f = std::floor(c), r = c - f;
     bool up = false;
     if (r != 0) {
@@ -390,26 +452,70 @@ std::vector<int64_t> resize_nearest_map(CoordinateMode m, NearestMode n, double 
         case NearestMode::kCeil: up = true; break;
       }
     }
-    const double i = std::clamp(f + (up ? 1.0 : 0.0), 0.0, static_cast<double>(in - 1));
+    const double i = std::clamp(f + (up ? 1.0 : 0.0), 0.0, static_cast<double>(a.in - 1));
     map[static_cast<size_t>(x)] = static_cast<int64_t>(i);
   }
   return map;
 }
 
-LinearTaps resize_linear_taps(CoordinateMode m, double scale, int64_t in, int64_t out) {
-  LinearTaps t;
-  t.lo.resize(static_cast<size_t>(out));
-  t.hi.resize(static_cast<size_t>(out));
-  t.w.resize(static_cast<size_t>(out));
-  t.identity = in == out;
-  for (int64_t x = 0; x < out; ++x) {
-    const double c = std::clamp(resize_source_coordinate(m, x, scale, in, out), 0.0, static_cast<double>(in - 1));
-    const double f = std::floor(c);
+ResizeTaps resize_taps(ResizeMode mode, CoordinateMode m, const ResizeAxis& a, double cubic_a, bool exclude_outside) {
+  ResizeTaps t;
+  t.width = mode == ResizeMode::kCubic ? 4 : 2;
+  const auto out = static_cast<size_t>(a.out), width = static_cast<size_t>(t.width);
+  t.index.assign(out * width, 0);
+  t.weight.assign(out * width, 0.0);
+  t.count.assign(out, 0);
+  t.identity = a.in == a.out;
+  const double last = static_cast<double>(a.in - 1);
+  for (int64_t x = 0; x < a.out; ++x) {
+    const auto at = static_cast<size_t>(x) * width;
+    int64_t* index = &t.index[at];
+    double* weight = &t.weight[at];
+    uint8_t& count = t.count[static_cast<size_t>(x)];
+    double c = resize_source_coordinate(m, x, a);
+    if (resize_extrapolates(m, c, a)) {
+      t.extrapolates = true;
+      t.identity = false;
+      continue;
+    }
+    if (mode == ResizeMode::kLinear) c = std::clamp(c, 0.0, last);
+    const double f = std::floor(c), r = c - f;
     const auto lo = static_cast<int64_t>(f);
-    t.lo[static_cast<size_t>(x)] = lo;
-    t.hi[static_cast<size_t>(x)] = std::min(lo + 1, in - 1);
-    t.w[static_cast<size_t>(x)] = c - f;
-    t.identity = t.identity && lo == x && c == f;
+    if (r == 0) {
+      index[0] = std::clamp<int64_t>(lo, 0, a.in - 1);
+      weight[0] = 1;
+      count = 1;
+      t.identity = t.identity && index[0] == x;
+      continue;
+    }
+    t.identity = false;
+    // Neighbours lo + first .. lo + first + width - 1, before clamping.
+    const int64_t first = mode == ResizeMode::kCubic ? -1 : 0;
+    double w[4];
+    if (mode == ResizeMode::kCubic) {
+      w[0] = cubic_far(r + 1, cubic_a);
+      w[1] = cubic_near(r, cubic_a);
+      w[2] = cubic_near(1 - r, cubic_a);
+      w[3] = cubic_far((1 - r) + 1, cubic_a);
+    } else {
+      w[0] = 1 - r;
+      w[1] = r;
+    }
+    if (exclude_outside && mode == ResizeMode::kCubic) {  // linear's neighbours are inside
+      double sum = 0;
+      for (size_t k = 0; k < width; ++k) {
+        const int64_t i = lo + first + static_cast<int64_t>(k);
+        if (i < 0 || i >= a.in) w[k] = 0;
+        sum += w[k];
+      }
+      for (size_t k = 0; k < width; ++k) w[k] /= sum;
+    }
+    for (size_t k = 0; k < width; ++k) {
+      if (w[k] == 0) continue;
+      index[count] = std::clamp<int64_t>(lo + first + static_cast<int64_t>(k), 0, a.in - 1);
+      weight[count] = w[k];
+      ++count;
+    }
   }
   return t;
 }
