@@ -17,8 +17,12 @@
 #include <algorithm>
 #include <cstdint>
 #include <cstring>
+#include <string>
 #include <vector>
 
+#include "wok/runtime/dtype.h"
+#include "wok/runtime/error.h"
+#include "wok/runtime/scalar.h"
 #include "wok/runtime/shape.h"
 #include "wok/runtime/thread_pool.h"
 
@@ -138,6 +142,37 @@ void gather_axes(const Shape& in_shape, const Shape& out_shape, const std::vecto
       if (jb >= je) continue;
       copy_cols(filled ? nullptr : in + off, out + r * J * B, jb, je);
     }
+  });
+}
+
+// Calls fn(U{}) with the unsigned type of an item of `size` bytes: movement
+// and gathers copy items without looking at their values.
+template <typename Fn>
+void visit_itemsize(size_t size, Fn&& fn) {
+  switch (size) {
+    case 1: fn(uint8_t{}); return;
+    case 4: fn(uint32_t{}); return;
+    case 8: fn(uint64_t{}); return;
+    default: throw DTypeError("movement kernels handle items of 1, 4 or 8 bytes, not " + std::to_string(size));
+  }
+}
+
+// gather_axes over the raw items of a tensor of dtype `t`, the fill value
+// `fill` cast to t (pad's constant, resize's extrapolation value).
+inline void gather_axes_of(DType t, const Shape& in_shape, const Shape& out_shape,
+                           const std::vector<std::vector<int64_t>>& maps, const Scalar& fill, const void* in, void* out) {
+  const Scalar value = fill.cast(t);
+  visit_itemsize(itemsize(t), [&](auto tag) {
+    using U = decltype(tag);
+    U bits{};
+    visit_dtype(t, [&](auto typed) {
+      using T = decltype(typed);
+      if constexpr (sizeof(T) == sizeof(U)) {
+        const T v = value.to<T>();
+        std::memcpy(&bits, &v, sizeof(U));
+      }
+    });
+    gather_axes<U>(in_shape, out_shape, maps, bits, static_cast<const U*>(in), static_cast<U*>(out));
   });
 }
 

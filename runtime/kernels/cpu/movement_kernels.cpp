@@ -81,17 +81,6 @@ struct Walker {
   }
 };
 
-// Calls fn(U{}) with an unsigned type of the given item size.
-template <typename Fn>
-void visit_itemsize(size_t size, Fn&& fn) {
-  switch (size) {
-    case 1: fn(uint8_t{}); return;
-    case 4: fn(uint32_t{}); return;
-    case 8: fn(uint64_t{}); return;
-    default: throw DTypeError("movement kernels handle items of 1, 4 or 8 bytes, not " + std::to_string(size));
-  }
-}
-
 void parallel_memcpy(void* dst, const void* src, int64_t bytes) {
   if (bytes <= 0) return;
   parallel_for(bytes, 4 * kGrainBytes, [&](int64_t b, int64_t e) {
@@ -382,19 +371,7 @@ void pad_kernel(const KernelContext& ctx) {
   const size_t n = in.size();
   std::vector<std::vector<int64_t>> maps(n);
   for (size_t i = 0; i < n; ++i) maps[i] = ops::pad_axis_map(ops::pad_axis(in[i], pads[i], pads[i + n]), mode);
-  const Scalar value = ctx.attrs.get_scalar("value").cast(x.dtype);
-  visit_itemsize(itemsize(x.dtype), [&](auto tag) {
-    using U = decltype(tag);
-    U fill{};
-    visit_dtype(x.dtype, [&](auto t) {
-      using T = decltype(t);
-      if constexpr (sizeof(T) == sizeof(U)) {
-        const T v = value.to<T>();
-        std::memcpy(&fill, &v, sizeof(U));
-      }
-    });
-    gather_axes<U>(in, *y.shape, maps, fill, x.as<U>(), y.as<U>());
-  });
+  gather_axes_of(x.dtype, in, *y.shape, maps, ctx.attrs.get_scalar("value"), x.data, y.data);
 }
 
 }  // namespace

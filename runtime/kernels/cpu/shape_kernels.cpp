@@ -32,17 +32,6 @@ namespace wok::cpu::WOK_ISA_NS {
 
 namespace {
 
-// Calls fn(U{}) with an unsigned type of the given item size.
-template <typename Fn>
-void visit_bytes(size_t size, Fn&& fn) {
-  switch (size) {
-    case 1: fn(uint8_t{}); return;
-    case 4: fn(uint32_t{}); return;
-    case 8: fn(uint64_t{}); return;
-    default: throw DTypeError("resize handles items of 1, 4 or 8 bytes, not " + std::to_string(size));
-  }
-}
-
 // dst[i] = sum over k < K of w[k] * src[index[k] * stride + i], in float64.
 template <int K, typename T>
 void blend_rows(const T* src, int64_t stride, const int64_t* index, const double* w, T* dst, int64_t n) {
@@ -194,18 +183,7 @@ void resize_kernel(const KernelContext& ctx) {
     const ops::NearestMode nm = ops::parse_nearest_mode(ctx.attrs.get_string("nearest_mode")).value();
     std::vector<std::vector<int64_t>> maps(in.size());
     for (size_t d = 0; d < in.size(); ++d) maps[d] = ops::resize_nearest_map(cm, nm, axes[d]);
-    visit_bytes(itemsize(x.dtype), [&](auto tag) {
-      using U = decltype(tag);
-      U fill{};
-      visit_dtype(x.dtype, [&](auto t) {
-        using T = decltype(t);
-        if constexpr (sizeof(T) == sizeof(U)) {
-          const T v = extrapolation.to<T>();
-          std::memcpy(&fill, &v, sizeof(U));
-        }
-      });
-      gather_axes<U>(in, out, maps, fill, x.as<U>(), y.as<U>());
-    });
+    gather_axes_of(x.dtype, in, out, maps, extrapolation, x.data, y.data);
     return;
   }
   const double a = ctx.attrs.get_float("cubic_coeff_a");
