@@ -14,7 +14,6 @@ namespace {
 
 using Known = std::shared_ptr<const HostValues>;
 using Folded = std::vector<Known>;
-using FoldFn = Folded (*)(const NodeContext&, const Outputs&);
 
 // Values in `t`'s dtype: integers (and bool) keep exact int64 values beside
 // the doubles; floats only the doubles (HostValues' convention).
@@ -298,11 +297,15 @@ std::vector<int64_t> shape_values(const NodeContext& c) {
   return dims;
 }
 
-std::vector<std::shared_ptr<const HostValues>> fold_on_host(const NodeContext& c, const Outputs& outs,
+FoldFn find_fold_rule(const std::string& op_type) {
+  auto it = fold_rules().find(op_type);
+  return it == fold_rules().end() ? nullptr : it->second;
+}
+
+std::vector<std::shared_ptr<const HostValues>> fold_on_host(FoldFn rule, const NodeContext& c, const Outputs& outs,
                                                             int64_t max_elements) {
-  auto it = fold_rules().find(c.node().op_type());
-  if (it == fold_rules().end() || outs.size() != 1 || !outs[0].defined() || outs[0].numel() > max_elements) return {};
-  Folded folded = it->second(c, outs);
+  if (!rule || outs.size() != 1 || !outs[0].defined() || outs[0].numel() > max_elements) return {};
+  Folded folded = rule(c, outs);
   if (folded.size() == 1 && folded[0] && folded[0]->doubles.size() != static_cast<size_t>(outs[0].numel())) return {};
   return folded;
 }

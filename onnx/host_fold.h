@@ -17,6 +17,7 @@
 // reshape, a compiled function then holds the shapes it was traced with.
 #pragma once
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "wok/onnx/converters.h"
@@ -26,9 +27,14 @@ namespace wok::onnx {
 // The values of a Shape node's output: input 0's dims [start, end).
 std::vector<int64_t> shape_values(const NodeContext& c);
 
+// An op type's host rule (null when it has none), looked up once at load.
+using FoldFn = std::vector<std::shared_ptr<const HostValues>> (*)(const NodeContext&, const Outputs&);
+FoldFn find_fold_rule(const std::string& op_type);
+
 // Per output of the node `c` describes (converted to `outs`): its values,
-// or null where they are not known. Empty when the op type has no rule.
-std::vector<std::shared_ptr<const HostValues>> fold_on_host(const NodeContext& c, const Outputs& outs,
+// or null where they are not known. Empty when `rule` is null, gives up, or
+// an output has more than max_elements.
+std::vector<std::shared_ptr<const HostValues>> fold_on_host(FoldFn rule, const NodeContext& c, const Outputs& outs,
                                                             int64_t max_elements);
 
 }  // namespace wok::onnx

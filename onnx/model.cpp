@@ -21,6 +21,8 @@ struct Model::State {
   std::unordered_map<std::string, Tensor> initializers;
   // Converted once at load; node i's converter.
   std::vector<const Converter*> node_converters;
+  // Node i's host folding rule, or null (onnx/host_fold.h).
+  std::vector<FoldFn> node_folds;
   // Every value of the graph has a slot, so that run() indexes a vector
   // rather than hashing names: node i reads node_inputs[i] (-1 for an
   // absent optional input) and writes node_outputs[i]; `initial` holds the
@@ -185,6 +187,7 @@ Model::State convert(::onnx::ModelProto proto, const std::string& origin, const 
       if (!reason.empty()) unsupported.add("op " + node.op_type() + " with " + reason, user);
     }
     s.node_converters.push_back(converter);
+    s.node_folds.push_back(find_fold_rule(node.op_type()));
   }
 
   for (const ::onnx::TensorProto& init : g.initializer()) {
@@ -251,9 +254,10 @@ void record_nodes(const Model::State& s, std::vector<Tensor>& values) {
   // Per slot, the values known without reading a tensor: the constants'
   // (except an initializer the caller replaced, one that doubles as an
   // input), then what host folding computes (Note [Folding shape subgraphs]).
-  std::vector<std::shared_ptr<const HostValues>> slot_known = s.known;
+  std::vector<const HostValues*> slot_known(s.known.size());
   for (size_t slot = 0; slot < slot_known.size(); ++slot)
-    if (s.initial[slot].defined() && values[slot].impl() != s.initial[slot].impl()) slot_known[slot] = nullptr;
+    if (!s.initial[slot].defined() || values[slot].impl() == s.initial[slot].impl()) slot_known[slot] = s.known[slot].get();
+  std::vector<std::shared_ptr<const HostValues>> folded_values;  // owns what slot_known points to beyond s.known
   for (int n = 0; n < g.node_size(); ++n) {
     const ::onnx::NodeProto& node = g.node(n);
     const std::vector<int>& in = s.node_inputs[static_cast<size_t>(n)];
@@ -263,7 +267,7 @@ void record_nodes(const Model::State& s, std::vector<Tensor>& values) {
       if (in[i] < 0) continue;
       const size_t slot = static_cast<size_t>(in[i]);
       inputs[i] = values[slot];
-      known[i] = slot_known[slot].get();
+      known[i] = slot_known[slot];
     }
     NodeContext ctx(node, std::move(inputs), std::move(known), s.opset, s.base_dir);
     Outputs outs;
@@ -275,7 +279,7 @@ void record_nodes(const Model::State& s, std::vector<Tensor>& values) {
     const std::vector<int>& out = s.node_outputs[static_cast<size_t>(n)];
     std::vector<std::shared_ptr<const HostValues>> folded;
     try {
-      folded = fold_on_host(ctx, outs, kKnownValuesMax);
+      folded = fold_on_host(s.node_folds[static_cast<size_t>(n)], ctx, outs, kKnownValuesMax);
     } catch (const Error&) {
       rethrow_for_node(node);
     }
@@ -285,9 +289,13 @@ void record_nodes(const Model::State& s, std::vector<Tensor>& values) {
       values[static_cast<size_t>(out[i])] = std::move(outs[i]);
       // A Constant node's values were read at load; any other node's are
       // what folding found, or unknown.
-      std::shared_ptr<const HostValues>& k = slot_known[static_cast<size_t>(out[i])];
-      if (i < folded.size()) k = folded[i];
-      else if (node.op_type() != "Constant") k = nullptr;
+      const HostValues*& k = slot_known[static_cast<size_t>(out[i])];
+      if (i < folded.size()) {
+        k = folded[i].get();
+        if (k) folded_values.push_back(folded[i]);
+      } else if (node.op_type() != "Constant") {
+        k = nullptr;
+      }
     }
   }
 }
