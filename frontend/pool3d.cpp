@@ -33,7 +33,7 @@ struct Window3d {
 // The 3-D forms of the 2-D op's checks (pool_ops.cpp), so the lowered calls
 // never fail with the reshaped input in their message.
 Window3d check_window(const char* op, const Tensor& x, std::vector<int64_t> kernel, std::vector<int64_t> stride,
-                      const std::vector<int64_t>& padding, std::vector<int64_t> dilation, bool ceil_mode) {
+                      const std::vector<int64_t>& padding, std::vector<int64_t> dilation) {
   auto fail = [&](const std::string& what) { throw ShapeError(message(op, what, x)); };
   if (!x.defined()) throw ArgumentError(std::string("wok::") + op + ": x is an undefined wok::Tensor");
   if (x.ndim() != 5) fail("needs a 5-D input [N, C, D, H, W], got rank " + std::to_string(x.ndim()));
@@ -59,7 +59,8 @@ Window3d check_window(const char* op, const Tensor& x, std::vector<int64_t> kern
       fail("the input padded by " + shape_str(pads) + " is smaller than the window (kernel " + shape_str(kernel) +
            ", dilation " + shape_str(dilation) + ") along dim " + std::to_string(2 + i));
   }
-  (void)ceil_mode;  // a ceil-mode window starts inside the input or its padding: never an empty output here
+  // Ceil mode only adds windows (each starts inside the input or its
+  // padding), so it cannot make an output empty.
   return {std::move(kernel), std::move(stride), std::move(pads), std::move(dilation)};
 }
 
@@ -84,8 +85,7 @@ Tensor separable(const Tensor& x, const Window3d& w, PlanePool plane, DepthPool 
 Tensor max_pool3d(const Tensor& x, std::vector<int64_t> kernel, std::vector<int64_t> stride,
                   std::vector<int64_t> padding, std::vector<int64_t> dilation, bool ceil_mode) {
   WOK_CALLER_SCOPE();
-  const Window3d w = check_window("max_pool3d", x, std::move(kernel), std::move(stride), padding, std::move(dilation),
-                                  ceil_mode);
+  const Window3d w = check_window("max_pool3d", x, std::move(kernel), std::move(stride), padding, std::move(dilation));
   auto pool = [&](const Tensor& t, std::vector<int64_t> k, std::vector<int64_t> s, std::vector<int64_t> p,
                   std::vector<int64_t> d) { return max_pool2d(t, std::move(k), std::move(s), std::move(p), std::move(d), ceil_mode); };
   return separable(x, w, pool, pool);
@@ -94,7 +94,7 @@ Tensor max_pool3d(const Tensor& x, std::vector<int64_t> kernel, std::vector<int6
 Tensor avg_pool3d(const Tensor& x, std::vector<int64_t> kernel, std::vector<int64_t> stride,
                   std::vector<int64_t> padding, bool ceil_mode, bool count_include_pad) {
   WOK_CALLER_SCOPE();
-  const Window3d w = check_window("avg_pool3d", x, std::move(kernel), std::move(stride), padding, {1, 1, 1}, ceil_mode);
+  const Window3d w = check_window("avg_pool3d", x, std::move(kernel), std::move(stride), padding, {1, 1, 1});
   auto pool = [&](const Tensor& t, std::vector<int64_t> k, std::vector<int64_t> s, std::vector<int64_t> p,
                   std::vector<int64_t>) {
     return avg_pool2d(t, std::move(k), std::move(s), std::move(p), ceil_mode, count_include_pad);

@@ -255,12 +255,17 @@ Outputs convert_conv_transpose(const NodeContext& c) {
 // MaxPool's Indices output: flat positions in the whole input [N, C, H, W]
 // (row-major planes, or column-major with storage_order=1), from
 // max_pool2d_with_indices' per-plane ones.
+// The index of each [N, C] plane of `x`, as [N, C, 1, 1] int64: ONNX's
+// pooling indices count the planes before their own.
+Tensor plane_numbers(const Shape& x) {
+  return reshape(arange(0, static_cast<double>(x[0] * x[1]), 1, DType::kInt64), {x[0], x[1], 1, 1});
+}
+
 Tensor global_indices(const Tensor& plane_index, const Shape& x, bool column_major) {
   const int64_t h = x[2], w = x[3];
   Tensor in_plane = plane_index;
   if (column_major) in_plane = remainder(plane_index, Scalar(w)) * h + floor_divide(plane_index, Scalar(w));
-  const Tensor plane = reshape(arange(0, static_cast<double>(x[0] * x[1]), 1, DType::kInt64), {x[0], x[1], 1, 1});
-  return plane * (h * w) + in_plane;
+  return plane_numbers(x) * (h * w) + in_plane;
 }
 
 // MaxPool and AveragePool on 1-D, 2-D or 3-D windows; a 1-D pool is a 2-D
@@ -337,10 +342,7 @@ Outputs convert_max_unpool(const NodeContext& c) {
     size.insert(size.begin(), 1);
   }
   // ONNX's indices count whole planes before theirs; max_unpool2d's do not.
-  const int64_t plane_size = size[0] * size[1];
-  const Tensor plane = reshape(arange(0, static_cast<double>(x.shape()[0] * x.shape()[1]), 1, DType::kInt64),
-                               {x.shape()[0], x.shape()[1], 1, 1});
-  Tensor y = max_unpool2d(x, indices.astype(DType::kInt64) - plane * plane_size, size);
+  Tensor y = max_unpool2d(x, indices.astype(DType::kInt64) - plane_numbers(x.shape()) * (size[0] * size[1]), size);
   if (n == 1) y = reshape(y, {y.shape()[0], y.shape()[1], y.shape()[3]});
   // The indices address the default size; a requested output_shape pads
   // (or crops) at the end of each dim, as ONNX's reference does.

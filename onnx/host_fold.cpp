@@ -100,23 +100,18 @@ Folded fold_concat(const NodeContext& c, const Outputs& outs) {
   int64_t outer = 1, inner = 1;
   for (int64_t d = 0; d < axis; ++d) outer *= shape[static_cast<size_t>(d)];
   for (size_t d = static_cast<size_t>(axis) + 1; d < shape.size(); ++d) inner *= shape[d];
+  // Exact int64 values where every input has them (integer dtypes).
+  const bool exact = !is_floating(outs[0].dtype());
   std::vector<double> v;
-  v.reserve(static_cast<size_t>(numel(shape)));
-  for (int64_t o = 0; o < outer; ++o)
-    for (size_t i = 0; i < c.num_inputs(); ++i) {
-      const int64_t block = c.input(i).shape()[static_cast<size_t>(axis)] * inner;
-      const auto& d = c.known(i)->doubles;
-      v.insert(v.end(), d.begin() + o * block, d.begin() + (o + 1) * block);
-    }
-  if (is_floating(outs[0].dtype())) return {make_values(outs[0].dtype(), std::move(v))};
   std::vector<int64_t> ints;
   for (int64_t o = 0; o < outer; ++o)
     for (size_t i = 0; i < c.num_inputs(); ++i) {
       const int64_t block = c.input(i).shape()[static_cast<size_t>(axis)] * inner;
-      const auto& d = c.known(i)->ints;
-      ints.insert(ints.end(), d.begin() + o * block, d.begin() + (o + 1) * block);
+      const HostValues& k = *c.known(i);
+      v.insert(v.end(), k.doubles.begin() + o * block, k.doubles.begin() + (o + 1) * block);
+      if (exact) ints.insert(ints.end(), k.ints.begin() + o * block, k.ints.begin() + (o + 1) * block);
     }
-  return {make_ints(outs[0].dtype(), ints)};
+  return {exact ? make_ints(outs[0].dtype(), ints) : make_values(outs[0].dtype(), std::move(v))};
 }
 
 Folded fold_gather(const NodeContext& c, const Outputs& outs) {
