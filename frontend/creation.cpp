@@ -41,7 +41,7 @@ Tensor from_bytes(const void* data, Shape shape, DType dtype, Device device, int
 
 Tensor scalar_tensor(Scalar value, Device device) {
   WOK_CALLER_SCOPE();
-  return visit_dtype(value.dtype(), [&](auto tag) {
+  return visit_any_dtype(value.dtype(), [&](auto tag) {
     using T = decltype(tag);
     T v = value.to<T>();
     return detail::from_bytes(&v, {}, value.dtype(), device, 1);

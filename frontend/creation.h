@@ -36,7 +36,7 @@ Tensor from_bytes(const void* data, Shape shape, DType dtype, Device device, int
 
 template <typename T>
 Tensor from_vector(const std::vector<T>& values, Shape shape, Device device) {
-  static_assert(is_element_type_v<T>, "from_vector: T must be bool, int32_t, int64_t, float or double");
+  static_assert(is_element_type_v<T>, "from_vector: T must be a wok element type (see runtime/dtype.h)");
   if constexpr (std::is_same_v<T, bool>) {
     // std::vector<bool> is packed; unpack to one byte per element.
     std::vector<uint8_t> bytes(values.begin(), values.end());

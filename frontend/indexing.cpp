@@ -120,11 +120,11 @@ Tensor nonzero(const Tensor& x) {
   const Shape& shape = x.shape();
   const int rank = x.ndim();
   std::vector<int64_t> flat;  // row-major positions of the nonzero elements
-  visit_dtype(x.dtype(), [&](auto tag) {
+  visit_any_dtype(x.dtype(), [&](auto tag) {
     using T = decltype(tag);
     const std::vector<T> v = x.to_vector<T>();  // evaluates x
     for (size_t i = 0; i < v.size(); ++i)
-      if (v[i] != T(0)) flat.push_back(static_cast<int64_t>(i));  // nan too
+      if (element_cast<bool>(v[i])) flat.push_back(static_cast<int64_t>(i));  // nan too
   });
   const int64_t n = static_cast<int64_t>(flat.size());
   std::vector<int64_t> coords(static_cast<size_t>(rank * n));

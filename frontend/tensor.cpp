@@ -55,7 +55,7 @@ Scalar Tensor::item_scalar() const {
     throw ShapeError("item() needs exactly one element, tensor has shape " + shape_str(shape()));
   const HostBytes bytes = host_bytes();
   const void* p = bytes.data;
-  return visit_dtype(dtype(), [&](auto tag) { return Scalar(*static_cast<const decltype(tag)*>(p)); });
+  return visit_any_dtype(dtype(), [&](auto tag) { return Scalar::of(*static_cast<const decltype(tag)*>(p)); });
 }
 
 Tensor Tensor::reshape(Shape s) const {
@@ -154,7 +154,11 @@ std::string Tensor::str() const {
   std::function<void(int64_t)> element;
   std::vector<double> f;
   std::vector<int64_t> i;
-  if (dtype() == DType::kBool) {
+  std::vector<uint64_t> u;
+  if (dtype() == DType::kUInt64) {
+    u = to_vector<uint64_t>();
+    element = [&](int64_t k) { out << u[k]; };
+  } else if (dtype() == DType::kBool) {
     i = to_vector<int64_t>();
     element = [&](int64_t k) { out << (i[k] ? "true" : "false"); };
   } else if (is_floating(dtype())) {

@@ -12,6 +12,7 @@
 
 #include "wok/runtime/device.h"
 #include "wok/runtime/dtype.h"
+#include "wok/runtime/element_cast.h"
 #include "wok/runtime/error.h"
 #include "wok/runtime/graph.h"
 #include "wok/runtime/scalar.h"
@@ -83,7 +84,7 @@ void eval_async(const std::vector<Tensor>& tensors);
 
 template <typename T>
 std::vector<T> Tensor::to_vector() const {
-  static_assert(is_element_type_v<T>, "to_vector<T>: T must be bool, int32_t, int64_t, float or double");
+  static_assert(is_element_type_v<T>, "to_vector<T>: T must be a wok element type (see runtime/dtype.h)");
   const HostBytes bytes = host_bytes();
   const void* p = bytes.data;
   std::vector<T> out(static_cast<size_t>(numel()));
@@ -93,23 +94,23 @@ std::vector<T> Tensor::to_vector() const {
       return out;
     }
   }
-  visit_dtype(dtype(), [&](auto tag) {
+  visit_any_dtype(dtype(), [&](auto tag) {
     using S = decltype(tag);
     const S* src = static_cast<const S*>(p);
-    for (size_t i = 0; i < out.size(); ++i) out[i] = static_cast<T>(src[i]);
+    for (size_t i = 0; i < out.size(); ++i) out[i] = element_cast<T>(src[i]);  // the cast op's rules
   });
   return out;
 }
 
 template <typename T>
 T Tensor::item() const {
-  static_assert(is_element_type_v<T>, "item<T>: T must be bool, int32_t, int64_t, float or double");
+  static_assert(is_element_type_v<T>, "item<T>: T must be a wok element type (see runtime/dtype.h)");
   return item_scalar().to<T>();
 }
 
 template <typename T>
 const T* Tensor::data() const {
-  static_assert(is_element_type_v<T>, "data<T>: T must be bool, int32_t, int64_t, float or double");
+  static_assert(is_element_type_v<T>, "data<T>: T must be a wok element type (see runtime/dtype.h)");
   if (defined() && dtype() != dtype_of<T>())
     throw DTypeError("data<" + std::string(dtype_name(dtype_of<T>())) + ">() on a " +
                      std::string(dtype_name(dtype())) + " tensor; use to_vector<T>() to convert or astype()");

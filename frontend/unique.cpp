@@ -19,8 +19,8 @@ namespace {
 // sort's order: numbers ascending, nan above +inf and equal to itself.
 template <typename T>
 int compare_values(T a, T b) {
-  if constexpr (std::is_floating_point_v<T>) {
-    const bool na = std::isnan(a), nb = std::isnan(b);
+  if constexpr (std::is_floating_point_v<T> || is_half_type_v<T>) {
+    const bool na = std::isnan(static_cast<double>(a)), nb = std::isnan(static_cast<double>(b));
     if (na || nb) return na == nb ? 0 : (na ? 1 : -1);
   }
   return a < b ? -1 : (b < a ? 1 : 0);
@@ -48,7 +48,7 @@ UniqueResult unique(const Tensor& x, bool sorted, std::optional<int64_t> axis) {
   const int64_t slices = axis ? x.shape()[static_cast<size_t>(a)] : x.numel();
   const int64_t inner = slices == 0 ? 0 : x.numel() / slices;
   UniqueResult r;
-  visit_dtype(x.dtype(), [&](auto tag) {
+  visit_any_dtype(x.dtype(), [&](auto tag) {
     using T = decltype(tag);
     const std::vector<T> v = front.to_vector<T>();  // evaluates x
     auto cmp = [&](int64_t i, int64_t j) {

@@ -11,6 +11,7 @@
 #include <set>
 
 #include "wok/cache/fragment_serialization.h"
+#include "wok/runtime/element_cast.h"
 #include "wok/runtime/executor.h"
 #include "wok/runtime/op_registry.h"
 #include "wok/runtime/observe/events.h"
@@ -56,14 +57,27 @@ double ulp_between(F a, F b) {
   return static_cast<double>(d);
 }
 
+// The same for the 16-bit floats, on their sign-magnitude encodings.
+template <typename H>
+double half_ulp_between(H a, H b) {
+  const float fa = a, fb = b;
+  if (std::isnan(fa) || std::isnan(fb)) return std::isnan(fa) && std::isnan(fb) ? 0 : INFINITY;
+  if (fa == fb) return 0;
+  auto ordered16 = [](uint16_t bits) {
+    return (bits & 0x8000) ? -static_cast<int32_t>(bits & 0x7fff) : static_cast<int32_t>(bits);
+  };
+  return std::fabs(static_cast<double>(ordered16(a.bits) - ordered16(b.bits)));
+}
+
 // Compares n elements of dtype `t`; max_rel is |a - b| / max(1, |b|).
+// Half-precision outputs are measured in their own ulps.
 void compare(DType t, const void* a, const void* b, int64_t n, double& max_abs, double& max_ulp, double& max_rel) {
-  visit_dtype(t, [&](auto tag) {
+  visit_any_dtype(t, [&](auto tag) {
     using T = decltype(tag);
     const T* x = static_cast<const T*>(a);
     const T* y = static_cast<const T*>(b);
     for (int64_t i = 0; i < n; ++i) {
-      if constexpr (std::is_floating_point_v<T>) {
+      if constexpr (std::is_floating_point_v<T> || is_half_type_v<T>) {
         double u = ulp_distance(x[i], y[i]);
         double d = std::fabs(static_cast<double>(x[i]) - static_cast<double>(y[i]));
         if (std::isnan(d)) d = u > 0 ? INFINITY : 0;
@@ -90,6 +104,8 @@ std::set<std::string>& warned() {
 
 double ulp_distance(double a, double b) { return ulp_between<double, int64_t>(a, b); }
 double ulp_distance(float a, float b) { return ulp_between<float, int32_t>(a, b); }
+double ulp_distance(half a, half b) { return half_ulp_between(a, b); }
+double ulp_distance(bfloat16 a, bfloat16 b) { return half_ulp_between(a, b); }
 
 int shadow_every() {
   int v = g_every.load(std::memory_order_relaxed);

@@ -44,5 +44,7 @@ std::vector<ShadowDiff> shadow_compare(const Plan& plan, const Fragment& f, std:
 // (0 for equal, both nan, or +0/-0; infinite when only one is nan).
 double ulp_distance(double a, double b);
 double ulp_distance(float a, float b);
+double ulp_distance(half a, half b);  // in the type's own ulps
+double ulp_distance(bfloat16 a, bfloat16 b);
 
 }  // namespace wok::jit

@@ -18,6 +18,14 @@ std::optional<DType> dtype_from_onnx(int32_t elem_type) {
     case TensorProto::INT32: return DType::kInt32;
     case TensorProto::INT64: return DType::kInt64;
     case TensorProto::BOOL: return DType::kBool;
+    case TensorProto::FLOAT16: return DType::kFloat16;
+    case TensorProto::BFLOAT16: return DType::kBFloat16;
+    case TensorProto::INT8: return DType::kInt8;
+    case TensorProto::UINT8: return DType::kUInt8;
+    case TensorProto::INT16: return DType::kInt16;
+    case TensorProto::UINT16: return DType::kUInt16;
+    case TensorProto::UINT32: return DType::kUInt32;
+    case TensorProto::UINT64: return DType::kUInt64;
     default: return std::nullopt;
   }
 }
@@ -64,6 +72,15 @@ std::vector<T> from_field(const Field& field) {
   return std::vector<T>(field.begin(), field.end());
 }
 
+// float16 and bfloat16 values sit in int32_data as their bit patterns.
+template <typename Half, typename Field>
+std::vector<Half> halves_from_bits(const Field& field) {
+  std::vector<Half> out;
+  out.reserve(field.size());
+  for (int32_t bits : field) out.push_back(Half::from_bits(static_cast<uint16_t>(bits)));
+  return out;
+}
+
 }  // namespace
 
 Tensor tensor_from_proto(const TensorProto& proto, const std::string& base_dir, const std::string& what) {
@@ -88,8 +105,9 @@ Tensor tensor_from_proto(const TensorProto& proto, const std::string& base_dir, 
                        " elements of " + std::string(dtype_name(*dtype)));
     return detail::from_bytes(bytes.data(), shape, *dtype, Device::cpu(), numel);
   }
-  // Typed fields: bool and int32 in int32_data, int64 in int64_data, float
-  // in float_data, double in double_data (onnx.proto).
+  // Typed fields (onnx.proto): bool, the integers of 32 bits or fewer and
+  // the half types' bit patterns in int32_data; uint32 and uint64 in
+  // uint64_data; int64 in int64_data; float and double in their own.
   auto make = [&](const auto& values) {
     if (static_cast<int64_t>(values.size()) != numel)
       throw ModelError(what + ": " + std::to_string(values.size()) + " values for shape " + shape_str(shape));
@@ -104,6 +122,14 @@ Tensor tensor_from_proto(const TensorProto& proto, const std::string& base_dir, 
     case DType::kInt64: return make(from_field<int64_t>(proto.int64_data()));
     case DType::kFloat32: return make(from_field<float>(proto.float_data()));
     case DType::kFloat64: return make(from_field<double>(proto.double_data()));
+    case DType::kInt8: return make(from_field<int8_t>(proto.int32_data()));
+    case DType::kUInt8: return make(from_field<uint8_t>(proto.int32_data()));
+    case DType::kInt16: return make(from_field<int16_t>(proto.int32_data()));
+    case DType::kUInt16: return make(from_field<uint16_t>(proto.int32_data()));
+    case DType::kUInt32: return make(from_field<uint32_t>(proto.uint64_data()));
+    case DType::kUInt64: return make(from_field<uint64_t>(proto.uint64_data()));
+    case DType::kFloat16: return make(halves_from_bits<half>(proto.int32_data()));
+    case DType::kBFloat16: return make(halves_from_bits<bfloat16>(proto.int32_data()));
   }
   throw ModelError(what + ": unreachable dtype");
 }

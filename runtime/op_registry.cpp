@@ -4,6 +4,7 @@
 
 #include "wok/runtime/error.h"
 #include "wok/runtime/op_catalog.h"
+#include "wok/runtime/widening.h"
 
 namespace wok {
 
@@ -67,8 +68,9 @@ const RegisteredOp& OpRegistry::add(OpDef def) {
   return op;
 }
 
-void OpRegistry::add_kernel(std::string_view op, DeviceType device, KernelFn fn) {
+void OpRegistry::add_kernel(std::string_view op, DeviceType device, KernelFn fn, DTypeMask native) {
   if (!fn) throw RegistryError("empty kernel for op '" + std::string(op) + "'");
+  if (device == DeviceType::kCPU) fn = widening_kernel(std::move(fn), native);
   std::lock_guard lock(mu_);
   auto it = ops_.find(std::string(op));
   if (it == ops_.end())
@@ -91,8 +93,9 @@ void OpRegistry::seal_builtins() {
   for (auto& [name, op] : ops_) op->builtin_ = true;
 }
 
-void OpRegistry::set_formula_kernel(DeviceType device, KernelFn fn) {
+void OpRegistry::set_formula_kernel(DeviceType device, KernelFn fn, DTypeMask native) {
   if (!fn) throw RegistryError("empty formula kernel");
+  if (device == DeviceType::kCPU) fn = widening_kernel(std::move(fn), native);
   std::lock_guard lock(mu_);
   const int d = static_cast<int>(device);
   if (formula_kernels_[d])
@@ -133,8 +136,8 @@ std::vector<std::string> OpRegistry::names() const {
 
 const RegisteredOp& register_op(OpDef def) { return OpRegistry::global().add(std::move(def)); }
 
-void register_kernel(std::string_view op, DeviceType device, KernelFn fn) {
-  OpRegistry::global().add_kernel(op, device, std::move(fn));
+void register_kernel(std::string_view op, DeviceType device, KernelFn fn, DTypeMask native) {
+  OpRegistry::global().add_kernel(op, device, std::move(fn), native);
 }
 
 const RegisteredOp& get_op(std::string_view name) { return OpRegistry::global().get(name); }

@@ -63,12 +63,15 @@ class OpRegistry {
   // Throws RegistryError for an unknown op or a second kernel for the same
   // (op, device type). A user op's kernel replaces the one derived from its
   // formula (set_formula_kernel); a built-in op's cannot be replaced.
-  void add_kernel(std::string_view op, DeviceType device, KernelFn fn);
+  // A CPU kernel sees operands of the dtypes in `native` as they are and
+  // others widened to their compute dtypes (Note [The widening adapter] in
+  // runtime/widening.h); kernels of other devices see every dtype.
+  void add_kernel(std::string_view op, DeviceType device, KernelFn fn, DTypeMask native = kComputeDTypeMask);
   // The kernel that every op with a formula gets on `device` unless it has
   // its own: the one that evaluates the formula (runtime/kernels/cpu/
   // formula_kernel.cpp). So an op written as a formula alone runs
   // everywhere, before and after this call.
-  void set_formula_kernel(DeviceType device, KernelFn fn);
+  void set_formula_kernel(DeviceType device, KernelFn fn, DTypeMask native = kComputeDTypeMask);
 
   // Whether `op`'s kernel on `device` is the device's formula kernel rather
   // than one registered for the op (false when it has none there).
@@ -97,7 +100,7 @@ void register_builtin_cuda_kernels(OpRegistry& registry);  // runtime/cuda/cuda_
 
 // Public shorthands on the global registry.
 const RegisteredOp& register_op(OpDef def);
-void register_kernel(std::string_view op, DeviceType device, KernelFn fn);
+void register_kernel(std::string_view op, DeviceType device, KernelFn fn, DTypeMask native = kComputeDTypeMask);
 const RegisteredOp& get_op(std::string_view name);
 
 }  // namespace wok

@@ -8,24 +8,25 @@
 namespace wok {
 
 Scalar Scalar::cast(DType t) const {
-  return visit_dtype(t, [&](auto v) -> Scalar {
+  return visit_any_dtype(t, [&](auto v) -> Scalar {
     using T = decltype(v);
     if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool>) {
       // Out-of-range floats saturate (and nan becomes 0) instead of being
       // undefined behaviour: clamp(x, -inf, 5) on an int tensor must work.
       if (is_floating(dtype_)) {
-        if (std::isnan(f_)) return Scalar(T{0});
-        if (f_ <= static_cast<double>(std::numeric_limits<T>::min())) return Scalar(std::numeric_limits<T>::min());
-        if (f_ >= static_cast<double>(std::numeric_limits<T>::max())) return Scalar(std::numeric_limits<T>::max());
+        if (std::isnan(f_)) return of(T{0});
+        if (f_ <= static_cast<double>(std::numeric_limits<T>::min())) return of(std::numeric_limits<T>::min());
+        if (f_ >= static_cast<double>(std::numeric_limits<T>::max())) return of(std::numeric_limits<T>::max());
       }
     }
-    return Scalar(to<T>());
+    return of(to<T>());
   });
 }
 
 std::string Scalar::str() const {
   std::ostringstream out;
   if (dtype_ == DType::kBool) out << (i_ ? "true" : "false");
+  else if (dtype_ == DType::kUInt64) out << static_cast<uint64_t>(i_);
   else if (is_integral(dtype_)) out << i_;
   else {
     out.precision(17);

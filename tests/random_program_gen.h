@@ -32,6 +32,11 @@ using wok::Tensor;
 
 enum class Flavour { kContinuous, kInteger, kMixed };
 
+// The dtypes programs are drawn from: the integers' first (the kInteger
+// flavour picks among the first three), then the floats.
+inline constexpr DType kProgramDTypes[] = {DType::kBool, DType::kInt32, DType::kInt64, DType::kFloat32,
+                                           DType::kFloat64};
+
 using StepFn = std::function<Tensor(const std::vector<Tensor>&)>;
 
 struct Program {
@@ -120,7 +125,7 @@ class Generator {
       }
       case Flavour::kMixed: break;
     }
-    return wok::kAllDTypes[pick(0, 4)];
+    return kProgramDTypes[pick(0, 4)];
   }
 
   // Adds a step: `expr` is its C++ code, `fn` builds it, `ref` its reference

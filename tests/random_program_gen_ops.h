@@ -190,8 +190,8 @@ inline void Generator::op_clamp(int a) {
 inline void Generator::op_cast(int a) {
   DType t;
   if (flavour_ == Flavour::kContinuous) t = pick(0, 1) ? DType::kFloat32 : DType::kFloat64;
-  else if (flavour_ == Flavour::kInteger) t = wok::kAllDTypes[pick(0, 2)];
-  else t = wok::kAllDTypes[pick(0, 4)];
+  else if (flavour_ == Flavour::kInteger) t = kProgramDTypes[pick(0, 2)];
+  else t = kProgramDTypes[pick(0, 4)];
   push("wok::cast(" + T(a) + ", " + dtype_code(t) + ")", [a, t](const std::vector<Tensor>& v) { return wok::cast(v[a], t); },
        [&](const Tensor&) { return rp::ref_cast(RV(a), t); });
 }
@@ -235,7 +235,7 @@ inline void Generator::op_norm(int a) {
   const int rank = V(a).ndim();
   if (rank == 0) return;
   const int64_t last = V(a).shape().back();
-  DType wt = flavour_ == Flavour::kMixed ? wok::kAllDTypes[pick(0, 4)] : pick(0, 1) ? DType::kFloat32 : DType::kFloat64;
+  DType wt = flavour_ == Flavour::kMixed ? kProgramDTypes[pick(0, 4)] : pick(0, 1) ? DType::kFloat32 : DType::kFloat64;
   switch (pick(0, 3)) {
     case 0:
     case 1: {

@@ -29,7 +29,7 @@ namespace {
             << "usage: wok-run model.onnx [--input name=2x3[:dtype] | name=file.npy]... [--bench N]\n"
                "               [--backend jit|precompiled] [--seed S]\n"
                "       wok-run --ops   (the ONNX op types wok imports)\n"
-               "  dtype: float32 (default), float64, int32, int64, bool; symbolic dims need --input\n";
+               "  dtype: float32 (default), float64, float16, bfloat16, int8..int64, uint8..uint64, bool; symbolic dims need --input\n";
   std::exit(2);
 }
 

@@ -22,9 +22,9 @@ using ValueEmitter = ax::Vec (*)(VecEmitter& e, const Operands& a);
 using A = const Operands&;
 
 // A set of dtypes, one bit per DType.
-using DTypes = uint8_t;
-constexpr DTypes bit(DType t) { return static_cast<DTypes>(1u << static_cast<int>(t)); }
-constexpr DTypes kAny = 0x1f;
+using DTypes = DTypeMask;
+constexpr DTypes bit(DType t) { return dtype_bit(t); }
+constexpr DTypes kAny = kComputeDTypeMask;
 constexpr DTypes kFloats = bit(DType::kFloat32) | bit(DType::kFloat64);
 constexpr DTypes kInts = bit(DType::kInt32) | bit(DType::kInt64);
 constexpr DTypes kNone = 0;

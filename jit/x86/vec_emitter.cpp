@@ -128,6 +128,7 @@ ax::Vec VecEmitter::broadcast_load(DType t, const ax::Mem& m) {
       cc_.vpbroadcastd(r, x);
       break;
     }
+    default: throw Error("x86 JIT: broadcast_load of " + std::string(dtype_name(t)) + " (internal error)");
   }
   return r;
 }

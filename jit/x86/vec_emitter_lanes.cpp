@@ -146,6 +146,7 @@ void VecEmitter::store_lane0(DType t, const ax::Mem& m, const ax::Vec& v) {
       cc_.mov(mm, g.r8());
       break;
     }
+    default: throw Error("x86 JIT: store_lane0 of " + std::string(dtype_name(t)) + " (internal error)");
   }
 }
 
@@ -221,8 +222,7 @@ ax::Vec VecEmitter::cast(DType from, DType to, const ax::Vec& v) {
         return scalar_convert(from, to, v);
       }
       return r;
-    case DType::kBool:
-      break;
+    default: break;
   }
   throw Error("VecEmitter::cast: unhandled conversion");
 }

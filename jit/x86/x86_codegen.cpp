@@ -346,6 +346,7 @@ void KernelGenerator::generate() {
 
 bool can_compile(const ScalarProgram& program) {
   for (const ScalarInstr& in : program.instrs) {
+    if (!in_mask(kComputeDTypeMask, in.dtype)) return false;
     if (!emits(in.op, in.dtype)) return false;
     if (!is_reduction(in.op)) continue;
     // Reductions the generators emit: float sums, products, max and min;

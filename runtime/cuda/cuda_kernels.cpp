@@ -371,6 +371,14 @@ std::string dtype_abbr(DType t) {
     case DType::kInt64: return "i64";
     case DType::kFloat32: return "f32";
     case DType::kFloat64: return "f64";
+    case DType::kFloat16: return "f16";
+    case DType::kBFloat16: return "bf16";
+    case DType::kInt8: return "i8";
+    case DType::kUInt8: return "u8";
+    case DType::kInt16: return "i16";
+    case DType::kUInt16: return "u16";
+    case DType::kUInt32: return "u32";
+    case DType::kUInt64: return "u64";
   }
   return "?";
 }

@@ -18,8 +18,16 @@ const char* find_op(ScalarOp op, DType t) {
   const ScalarPrimitive& p = primitive(op);
   switch (t) {
     case DType::kBool: return p.cuda_bool;
+    case DType::kInt8:
+    case DType::kUInt8:
+    case DType::kInt16:
+    case DType::kUInt16:
     case DType::kInt32:
-    case DType::kInt64: return p.cuda_int;
+    case DType::kUInt32:
+    case DType::kInt64:
+    case DType::kUInt64: return p.cuda_int;
+    case DType::kFloat16:
+    case DType::kBFloat16:
     case DType::kFloat32:
     case DType::kFloat64: return p.cuda_float;
   }
@@ -58,6 +66,14 @@ std::string_view cuda_type(DType t) {
     case DType::kInt64: return "long long";
     case DType::kFloat32: return "float";
     case DType::kFloat64: return "double";
+    case DType::kFloat16: return "__half";
+    case DType::kBFloat16: return "__nv_bfloat16";
+    case DType::kInt8: return "signed char";
+    case DType::kUInt8: return "unsigned char";
+    case DType::kInt16: return "short";
+    case DType::kUInt16: return "unsigned short";
+    case DType::kUInt32: return "unsigned int";
+    case DType::kUInt64: return "unsigned long long";
   }
   return "void";
 }
@@ -96,6 +112,7 @@ std::string cuda_literal(DType t, const Scalar& value) {
       }
       return buf;
     }
+    default: break;
   }
   return "0";
 }
@@ -132,6 +149,7 @@ absl::StatusOr<std::string> render_statements(const ScalarProgram& program, cons
 
 bool can_render(const ScalarProgram& program) {
   for (const ScalarInstr& in : program.instrs) {
+    if (!in_mask(kComputeDTypeMask, in.dtype)) return false;  // the storage dtypes are not rendered yet
     if (in.op == ScalarOp::kInput || in.op == ScalarOp::kConst) continue;
     if (is_reduction(in.op) || in.op == ScalarOp::kRowLength) return false;
     if (!find_op(in.op, column_dtype(program, in))) return false;

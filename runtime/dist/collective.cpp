@@ -205,15 +205,31 @@ void Context::timed_out(const char* phase) const {
   fail(what);
 }
 
-mpi::Datatype mpi_type(const Mpi& m, DType t) {
+// MPI has no half-precision types: float16 and bfloat16 travel as 16-bit
+// words, which is exact for the collectives that only move data; one that
+// reduces them would add bit patterns, so it is refused by name.
+mpi::Datatype mpi_type(const Context& c, DType t, bool reduces_values) {
+  const MpiHandles& h = c.m.h;
   switch (t) {
-    case DType::kBool: return m.h.c_bool;
-    case DType::kInt32: return m.h.int32;
-    case DType::kInt64: return m.h.int64;
-    case DType::kFloat32: return m.h.float32;
-    case DType::kFloat64: return m.h.float64;
+    case DType::kBool: return h.c_bool;
+    case DType::kInt8: return h.int8;
+    case DType::kUInt8: return h.uint8;
+    case DType::kInt16: return h.int16;
+    case DType::kUInt16: return h.uint16;
+    case DType::kInt32: return h.int32;
+    case DType::kUInt32: return h.uint32;
+    case DType::kInt64: return h.int64;
+    case DType::kUInt64: return h.uint64;
+    case DType::kFloat32: return h.float32;
+    case DType::kFloat64: return h.float64;
+    case DType::kFloat16:
+    case DType::kBFloat16:
+      if (reduces_values)
+        c.fail("MPI cannot reduce " + std::string(dtype_name(t)) +
+               " tensors; cast to float32 first (reducing in float32 also avoids rounding every partial sum)");
+      return h.uint16;
   }
-  return m.h.byte;
+  c.fail("no MPI type for dtype " + std::string(dtype_name(t)));
 }
 
 mpi::Op mpi_op(const Mpi& m, ReduceOp op, DType t) {
@@ -291,7 +307,7 @@ void exchange(const Context& c) {
   const CollectiveCall& call = c.call;
   const Mpi& m = c.m;
   const int n = c.g.info.size;
-  const mpi::Datatype type = mpi_type(m, call.dtype);
+  const mpi::Datatype type = mpi_type(c, call.dtype, reduces(call.kind));
   const int64_t in_count = numel(*call.in_shape), out_count = numel(*call.out_shape);
   mpi::Request req = nullptr;
   switch (call.kind) {

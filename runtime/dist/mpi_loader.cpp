@@ -84,8 +84,14 @@ absl::StatusOr<const Mpi*> load_mpi_library(const std::string& path_override) {
   resolve(lib, h.errors_return, "ompi_mpi_errors_return", missing);
   resolve(lib, h.byte, "ompi_mpi_byte", missing);
   resolve(lib, h.c_bool, "ompi_mpi_c_bool", missing);
+  resolve(lib, h.int8, "ompi_mpi_int8_t", missing);
+  resolve(lib, h.uint8, "ompi_mpi_uint8_t", missing);
+  resolve(lib, h.int16, "ompi_mpi_int16_t", missing);
+  resolve(lib, h.uint16, "ompi_mpi_uint16_t", missing);
   resolve(lib, h.int32, "ompi_mpi_int32_t", missing);
+  resolve(lib, h.uint32, "ompi_mpi_uint32_t", missing);
   resolve(lib, h.int64, "ompi_mpi_int64_t", missing);
+  resolve(lib, h.uint64, "ompi_mpi_uint64_t", missing);
   resolve(lib, h.float32, "ompi_mpi_float", missing);
   resolve(lib, h.float64, "ompi_mpi_double", missing);
   resolve(lib, h.sum, "ompi_mpi_op_sum", missing);

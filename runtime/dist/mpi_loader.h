@@ -79,7 +79,7 @@ struct MpiApi {
 struct MpiHandles {
   mpi::Comm comm_world;
   mpi::Errhandler errors_return;
-  mpi::Datatype byte, c_bool, int32, int64, float32, float64;
+  mpi::Datatype byte, c_bool, int8, uint8, int16, uint16, int32, uint32, int64, uint64, float32, float64;
   mpi::Op sum, prod, max, min, land, lor;
 };
 

@@ -86,6 +86,14 @@ int nccl_type(const Context& c, DType t) {
     case DType::kInt64: return nccl_abi::kInt64;
     case DType::kFloat32: return nccl_abi::kFloat32;
     case DType::kFloat64: return nccl_abi::kFloat64;
+    case DType::kInt8: return nccl_abi::kInt8;
+    case DType::kUInt8: return nccl_abi::kUint8;
+    case DType::kUInt32: return nccl_abi::kUint32;
+    case DType::kUInt64: return nccl_abi::kUint64;
+    case DType::kFloat16: return nccl_abi::kFloat16;
+    case DType::kBFloat16: return nccl_abi::kBfloat16;  // NCCL 2.10 and newer
+    case DType::kInt16:
+    case DType::kUInt16: break;  // NCCL has no 16-bit integers
   }
   c.fail("NCCL has no type for dtype " + std::string(dtype_name(t)), false);
 }

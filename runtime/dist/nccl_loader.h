@@ -29,7 +29,18 @@ struct UniqueId {
 inline constexpr Result kSuccess = 0;
 inline constexpr Result kInProgress = 7;
 // ncclDataType_t (the members wok's dtypes map to).
-enum DataType : int { kInt8 = 0, kUint8 = 1, kInt32 = 2, kInt64 = 4, kFloat32 = 7, kFloat64 = 8 };
+enum DataType : int {
+  kInt8 = 0,
+  kUint8 = 1,
+  kInt32 = 2,
+  kUint32 = 3,
+  kInt64 = 4,
+  kUint64 = 5,
+  kFloat16 = 6,
+  kFloat32 = 7,
+  kFloat64 = 8,
+  kBfloat16 = 9
+};
 // ncclRedOp_t (kAvg since NCCL 2.10).
 enum RedOp : int { kSum = 0, kProd = 1, kMax = 2, kMin = 3, kAvg = 4 };
 }  // namespace nccl_abi

@@ -22,8 +22,8 @@ std::vector<AttrSpec> conv_attrs(size_t dims) {
 DTypeFn float_operands(const char* what) {
   return [what](std::span<const DType> in, const Attrs&) {
     DType t = common_dtype(in);
-    if (t != DType::kFloat32 && t != DType::kFloat64)
-      throw DTypeError(std::string(what) + " is defined for float32 and float64, got " + std::string(dtype_name(t)));
+    if (!is_floating(t))
+      throw DTypeError(std::string(what) + " is defined for floating-point dtypes, got " + std::string(dtype_name(t)));
     return one(t);
   };
 }

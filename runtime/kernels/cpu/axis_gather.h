@@ -151,9 +151,10 @@ template <typename Fn>
 void visit_itemsize(size_t size, Fn&& fn) {
   switch (size) {
     case 1: fn(uint8_t{}); return;
+    case 2: fn(uint16_t{}); return;
     case 4: fn(uint32_t{}); return;
     case 8: fn(uint64_t{}); return;
-    default: throw DTypeError("movement kernels handle items of 1, 4 or 8 bytes, not " + std::to_string(size));
+    default: throw DTypeError("movement kernels handle items of 1, 2, 4 or 8 bytes, not " + std::to_string(size));
   }
 }
 
@@ -165,7 +166,7 @@ inline void gather_axes_of(DType t, const Shape& in_shape, const Shape& out_shap
   visit_itemsize(itemsize(t), [&](auto tag) {
     using U = decltype(tag);
     U bits{};
-    visit_dtype(t, [&](auto typed) {
+    visit_any_dtype(t, [&](auto typed) {
       using T = decltype(typed);
       if constexpr (sizeof(T) == sizeof(U)) {
         const T v = value.to<T>();

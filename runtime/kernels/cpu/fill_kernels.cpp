@@ -12,7 +12,7 @@ namespace {
 
 void full_kernel(const KernelContext& ctx) {
   const TensorRef& y = ctx.outputs[0];
-  visit_dtype(y.dtype, [&](auto tag) {
+  visit_any_dtype(y.dtype, [&](auto tag) {
     using T = decltype(tag);
     const T v = ctx.attrs.get_scalar("value").template to<T>();
     T* out = y.as<T>();
@@ -24,6 +24,6 @@ void full_kernel(const KernelContext& ctx) {
 
 }  // namespace
 
-void register_fill_kernels(OpRegistry& r) { r.add_kernel("full", DeviceType::kCPU, full_kernel); }
+void register_fill_kernels(OpRegistry& r) { r.add_kernel("full", DeviceType::kCPU, full_kernel, kAllDTypeMask); }
 
 }  // namespace wok::cpu::WOK_ISA_NS

@@ -29,6 +29,7 @@
 #include "wok/runtime/op_registry.h"
 #include "wok/runtime/scalar_formula.h"
 #include "wok/runtime/thread_pool.h"
+#include "wok/runtime/widening.h"
 
 namespace wok::cpu::WOK_ISA_NS {
 
@@ -171,7 +172,15 @@ const ScalarProgram& program_for(const KernelContext& ctx, ScalarProgram& built)
   return it->second;
 }
 
-void formula_kernel(const KernelContext& ctx) {
+// A program that only casts its one input (the cast op): any pair of
+// dtypes, converted once (a cast to float16 from float64 must not round
+// through float32).
+bool is_plain_cast(const ScalarProgram& p) {
+  return p.instrs.size() == 2 && p.instrs[0].op == ScalarOp::kInput && p.instrs[1].op == ScalarOp::kCast &&
+         p.outputs.size() == 1 && p.outputs[0] == 1;
+}
+
+void compute_formula_kernel(const KernelContext& ctx) {
   ScalarProgram built;
   const ScalarProgram& p = program_for(ctx, built);
   switch (ctx.inputs.size()) {
@@ -185,8 +194,28 @@ void formula_kernel(const KernelContext& ctx) {
   }
 }
 
+// Operands of the compute dtypes run as they are; a cast runs natively
+// between any pair; anything else through the widening adapter (Note [The
+// widening adapter] in runtime/widening.h).
+void formula_kernel(const KernelContext& ctx) {
+  bool compute = true;
+  for (const TensorRef& t : ctx.inputs) compute = compute && in_mask(kComputeDTypeMask, t.dtype);
+  for (const TensorRef& t : ctx.outputs) compute = compute && in_mask(kComputeDTypeMask, t.dtype);
+  if (compute) return compute_formula_kernel(ctx);
+  ScalarProgram built;
+  if (ctx.inputs.size() == 1 && ctx.outputs.size() == 1 && is_plain_cast(program_for(ctx, built))) {
+    const TensorRef& x = ctx.inputs[0];
+    const TensorRef& y = ctx.outputs[0];
+    return convert_elements(x.dtype, x.data, y.dtype, y.data, y.numel());
+  }
+  static const KernelFn widened = widening_kernel(compute_formula_kernel, kComputeDTypeMask);
+  widened(ctx);
+}
+
 }  // namespace
 
-void register_formula_kernel(OpRegistry& r) { r.set_formula_kernel(DeviceType::kCPU, formula_kernel); }
+void register_formula_kernel(OpRegistry& r) {
+  r.set_formula_kernel(DeviceType::kCPU, formula_kernel, kAllDTypeMask);
+}
 
 }  // namespace wok::cpu::WOK_ISA_NS

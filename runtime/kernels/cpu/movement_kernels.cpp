@@ -1,6 +1,6 @@
 // Precompiled kernels of the movement ops: permute, broadcast_to, slice,
 // concat and pad (reshape aliases its input and has none). They copy bytes, so they
-// dispatch on the item size (1, 4 or 8 bytes), not on the dtype.
+// dispatch on the item size (1, 2, 4 or 8 bytes), not on the dtype.
 //
 // Each op describes its output as a strided view of its input: a few merged
 // dims, each with the input stride it walks (size-1 dims dropped, dims that
@@ -378,11 +378,11 @@ void pad_kernel(const KernelContext& ctx) {
 
 void register_movement_kernels(OpRegistry& r) {
   constexpr DeviceType cpu = DeviceType::kCPU;
-  r.add_kernel("permute", cpu, permute_kernel);
-  r.add_kernel("broadcast_to", cpu, broadcast_to_kernel);
-  r.add_kernel("slice", cpu, slice_kernel);
-  r.add_kernel("concat", cpu, concat_kernel);
-  r.add_kernel("pad", cpu, pad_kernel);
+  r.add_kernel("permute", cpu, permute_kernel, kAllDTypeMask);
+  r.add_kernel("broadcast_to", cpu, broadcast_to_kernel, kAllDTypeMask);
+  r.add_kernel("slice", cpu, slice_kernel, kAllDTypeMask);
+  r.add_kernel("concat", cpu, concat_kernel, kAllDTypeMask);
+  r.add_kernel("pad", cpu, pad_kernel, kAllDTypeMask);
 }
 
 }  // namespace wok::cpu::WOK_ISA_NS

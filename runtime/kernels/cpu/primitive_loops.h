@@ -14,6 +14,7 @@
 #include <type_traits>
 
 #include "wok/runtime/dtype.h"
+#include "wok/runtime/element_cast.h"
 #include "wok/runtime/error.h"
 #include "wok/runtime/kernels/cpu/vec_math.h"
 #include "wok/runtime/scalar_primitives.h"
@@ -23,24 +24,11 @@ namespace wok::cpu {
 // Per instruction-set build, like vm:: (see vec_math.h).
 inline namespace WOK_ISA_NS {
 
-// Float to integer: truncation, and for nan, infinities and values out of
-// range the most negative integer, as x86's conversion instructions (and so
-// the JIT) give. Spelled out because static_cast is undefined there.
-template <typename Out, typename In>
-inline Out float_to_int(In x) {
-  constexpr In kLimit = static_cast<In>(std::numeric_limits<Out>::max()) + In(1);  // 2^31 or 2^63, exact
-  bool out_of_range = !(x > -kLimit - In(1) && x < kLimit);  // also true for nan
-  return out_of_range ? std::numeric_limits<Out>::min() : static_cast<Out>(x);
-}
-
-// out[i] = in[i] converted to Out, as the cast primitive defines it.
+// out[i] = in[i] converted to Out, as the cast primitive defines it
+// (runtime/element_cast.h).
 template <typename In, typename Out>
 void cast_loop(Out* __restrict out, const In* __restrict in, int64_t n) {
-  if constexpr (std::is_floating_point_v<In> && is_wrapping_int_v<Out>) {
-    for (int64_t i = 0; i < n; ++i) out[i] = float_to_int<Out>(in[i]);
-  } else {
-    for (int64_t i = 0; i < n; ++i) out[i] = static_cast<Out>(in[i]);
-  }
+  for (int64_t i = 0; i < n; ++i) out[i] = element_cast<Out>(in[i]);
 }
 
 // The scalar definitions of the primitives that are not one C++ operator,

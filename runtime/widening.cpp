@@ -1,0 +1,96 @@
+#include "wok/runtime/widening.h"
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "wok/runtime/element_cast.h"
+#include "wok/runtime/error.h"
+#include "wok/runtime/host_allocator.h"
+#include "wok/runtime/op_registry.h"
+#include "wok/runtime/thread_pool.h"
+
+namespace wok {
+
+namespace {
+
+constexpr int64_t kConvertGrain = 1 << 16;
+
+template <typename From, typename To>
+void convert_range(const From* src, To* dst, int64_t n) {
+  if constexpr (std::is_same_v<From, half> && std::is_same_v<To, float>) half_to_float(src, dst, n);
+  else if constexpr (std::is_same_v<From, float> && std::is_same_v<To, half>) float_to_half(src, dst, n);
+  else if constexpr (std::is_same_v<From, bfloat16> && std::is_same_v<To, float>) bfloat16_to_float(src, dst, n);
+  else if constexpr (std::is_same_v<From, float> && std::is_same_v<To, bfloat16>) float_to_bfloat16(src, dst, n);
+  else
+    for (int64_t i = 0; i < n; ++i) dst[i] = element_cast<To>(src[i]);
+}
+
+// A buffer from the host allocator, given back on scope exit.
+struct Scratch {
+  void* data = nullptr;
+  size_t bytes = 0;
+  explicit Scratch(size_t n) : data(HostAllocator::global().allocate(n == 0 ? 1 : n)), bytes(n == 0 ? 1 : n) {}
+  Scratch(Scratch&& o) noexcept : data(o.data), bytes(o.bytes) { o.data = nullptr; }
+  Scratch(const Scratch&) = delete;
+  ~Scratch() {
+    if (data) HostAllocator::global().deallocate(data, bytes);
+  }
+};
+
+}  // namespace
+
+void convert_elements(DType from, const void* src, DType to, void* dst, int64_t n) {
+  if (n <= 0) return;
+  visit_any_dtype(from, [&](auto f) {
+    visit_any_dtype(to, [&](auto t) {
+      using From = decltype(f);
+      using To = decltype(t);
+      const From* s = static_cast<const From*>(src);
+      To* d = static_cast<To*>(dst);
+      parallel_for(n, kConvertGrain, [&](int64_t b, int64_t e) { convert_range(s + b, d + b, e - b); });
+    });
+  });
+}
+
+KernelFn widening_kernel(KernelFn fn, DTypeMask native) {
+  if ((native & kAllDTypeMask) == kAllDTypeMask) return fn;
+  return [fn = std::move(fn), native](const KernelContext& ctx) {
+    bool direct = true;
+    for (const TensorRef& t : ctx.inputs) direct = direct && in_mask(native, t.dtype);
+    for (const TensorRef& t : ctx.outputs) direct = direct && in_mask(native, t.dtype);
+    if (direct) return fn(ctx);
+
+    auto widened = [&](DType t) {
+      if (in_mask(native, t)) return t;
+      const DType w = compute_dtype(t);
+      if (!in_mask(native, w))
+        throw DTypeError("the CPU kernel of op '" + ctx.op.name() + "' does not take " + std::string(dtype_name(t)));
+      return w;
+    };
+    std::vector<Scratch> scratch;
+    scratch.reserve(ctx.inputs.size() + ctx.outputs.size());
+    std::vector<TensorRef> in(ctx.inputs.begin(), ctx.inputs.end());
+    std::vector<TensorRef> out(ctx.outputs.begin(), ctx.outputs.end());
+    for (TensorRef& t : in) {
+      const DType w = widened(t.dtype);
+      if (w == t.dtype) continue;
+      const int64_t n = t.numel();
+      scratch.emplace_back(static_cast<size_t>(n) * itemsize(w));
+      convert_elements(t.dtype, t.data, w, scratch.back().data, n);
+      t = TensorRef{scratch.back().data, t.shape, w};
+    }
+    for (TensorRef& t : out) {
+      const DType w = widened(t.dtype);
+      if (w == t.dtype) continue;
+      scratch.emplace_back(static_cast<size_t>(t.numel()) * itemsize(w));
+      t = TensorRef{scratch.back().data, t.shape, w};
+    }
+    fn(KernelContext{ctx.op, ctx.attrs, in, out, ctx.device});
+    for (size_t o = 0; o < out.size(); ++o)
+      if (out[o].dtype != ctx.outputs[o].dtype)
+        convert_elements(out[o].dtype, out[o].data, ctx.outputs[o].dtype, ctx.outputs[o].data, out[o].numel());
+  };
+}
+
+}  // namespace wok

@@ -1,0 +1,30 @@
+// Conversions between any two dtypes over buffers, and the adapter that
+// lets a precompiled kernel written for the compute dtypes serve every
+// dtype (Note [Compute dtypes] in runtime/dtype.h).
+#pragma once
+
+#include <cstdint>
+
+#include "wok/runtime/dtype.h"
+#include "wok/runtime/kernel.h"
+
+namespace wok {
+
+// dst[i] = src[i] cast from `from` to `to` (runtime/element_cast.h), over
+// the thread pool for large n.
+void convert_elements(DType from, const void* src, DType to, void* dst, int64_t n);
+
+// Note [The widening adapter]
+// Most precompiled kernels are instantiated for the five compute dtypes.
+// `widening_kernel(fn, native)` returns a kernel that runs fn directly when
+// every operand's dtype is in `native`, and otherwise converts each other
+// input to its compute dtype (exact: float16 and bfloat16 to float32,
+// narrow integers to int32, uint32 to int64), runs fn on those, and rounds
+// or wraps each such output back once. So an op on float16 computes in
+// float32 and rounds once per op, as the JIT does per fused kernel, and an
+// op on int8 gives the bits NumPy's wrapping int8 arithmetic gives. A dtype
+// whose compute dtype the kernel still lacks (uint64, which has no wider
+// type) raises DTypeError naming the op.
+KernelFn widening_kernel(KernelFn fn, DTypeMask native);
+
+}  // namespace wok
