@@ -70,12 +70,18 @@ const RegisteredOp& OpRegistry::add(OpDef def) {
 
 void OpRegistry::add_kernel(std::string_view op, DeviceType device, KernelFn fn, DTypeMask native) {
   if (!fn) throw RegistryError("empty kernel for op '" + std::string(op) + "'");
-  if (device == DeviceType::kCPU) fn = widening_kernel(std::move(fn), native);
   std::lock_guard lock(mu_);
   auto it = ops_.find(std::string(op));
   if (it == ops_.end())
     throw RegistryError("cannot register a " + std::string(device_type_name(device)) + " kernel for unknown op '" +
                         std::string(op) + "': register the op first");
+  if (device == DeviceType::kCPU) {
+    // A dtype the kernel cannot widen (uint64) runs the op's formula, in
+    // the formula kernel's loops, where the op has one.
+    std::function<const KernelFn*()> formula;
+    if (it->second->def_.formula) formula = [this] { return formula_kernels_[static_cast<int>(DeviceType::kCPU)]; };
+    fn = widening_kernel(std::move(fn), native, std::move(formula));
+  }
   auto& slot = it->second->kernels_[static_cast<int>(device)];
   bool& derived = it->second->derived_[static_cast<int>(device)];
   // A user op's own kernel replaces the one derived from its formula; a

@@ -7,6 +7,7 @@
 #include "wok/runtime/element_cast.h"
 #include "wok/runtime/error.h"
 #include "wok/runtime/host_allocator.h"
+#include "wok/runtime/op_def.h"
 #include "wok/runtime/op_registry.h"
 #include "wok/runtime/thread_pool.h"
 
@@ -53,13 +54,17 @@ void convert_elements(DType from, const void* src, DType to, void* dst, int64_t 
   });
 }
 
-KernelFn widening_kernel(KernelFn fn, DTypeMask native) {
+KernelFn widening_kernel(KernelFn fn, DTypeMask native, std::function<const KernelFn*()> fallback) {
   if ((native & kAllDTypeMask) == kAllDTypeMask) return fn;
-  return [fn = std::move(fn), native](const KernelContext& ctx) {
-    bool direct = true;
+  return [fn = std::move(fn), native, fallback = std::move(fallback)](const KernelContext& ctx) {
+    bool direct = true, widenable = true;
     for (const TensorRef& t : ctx.inputs) direct = direct && in_mask(native, t.dtype);
     for (const TensorRef& t : ctx.outputs) direct = direct && in_mask(native, t.dtype);
     if (direct) return fn(ctx);
+    for (const TensorRef& t : ctx.inputs) widenable = widenable && in_mask(native, compute_dtype(t.dtype));
+    for (const TensorRef& t : ctx.outputs) widenable = widenable && in_mask(native, compute_dtype(t.dtype));
+    if (!widenable && fallback)
+      if (const KernelFn* other = fallback()) return (*other)(ctx);
 
     auto widened = [&](DType t) {
       if (in_mask(native, t)) return t;
@@ -80,8 +85,20 @@ KernelFn widening_kernel(KernelFn fn, DTypeMask native) {
       convert_elements(t.dtype, t.data, w, scratch.back().data, n);
       t = TensorRef{scratch.back().data, t.shape, w};
     }
-    for (TensorRef& t : out) {
-      const DType w = widened(t.dtype);
+    // The outputs in the dtypes the op gives for the widened inputs (sqrt
+    // of int8 is float32, of its int32 stand-in float64), so the kernel
+    // sees operands its own dtype rule allows.
+    std::vector<DType> in_dtypes;
+    for (const TensorRef& t : in) in_dtypes.push_back(t.dtype);
+    std::vector<DType> rule;
+    try {
+      rule = ctx.op.def().infer_dtype(in_dtypes, ctx.attrs);
+    } catch (const Error&) {
+      rule.clear();  // the rule refuses the stand-ins: keep each output's own compute dtype
+    }
+    for (size_t o = 0; o < out.size(); ++o) {
+      TensorRef& t = out[o];
+      DType w = rule.size() == out.size() && in_mask(native, rule[o]) ? rule[o] : widened(t.dtype);
       if (w == t.dtype) continue;
       scratch.emplace_back(static_cast<size_t>(t.numel()) * itemsize(w));
       t = TensorRef{scratch.back().data, t.shape, w};

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 
 #include "wok/runtime/dtype.h"
 #include "wok/runtime/kernel.h"
@@ -24,7 +25,8 @@ void convert_elements(DType from, const void* src, DType to, void* dst, int64_t 
 // float32 and rounds once per op, as the JIT does per fused kernel, and an
 // op on int8 gives the bits NumPy's wrapping int8 arithmetic gives. A dtype
 // whose compute dtype the kernel still lacks (uint64, which has no wider
-// type) raises DTypeError naming the op.
-KernelFn widening_kernel(KernelFn fn, DTypeMask native);
+// type) runs `fallback()` instead where it gives a kernel (the formula
+// kernel, for an op with a formula), else raises DTypeError naming the op.
+KernelFn widening_kernel(KernelFn fn, DTypeMask native, std::function<const KernelFn*()> fallback = {});
 
 }  // namespace wok

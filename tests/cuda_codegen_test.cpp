@@ -123,7 +123,7 @@ std::vector<Case> every_op_case() {
       if (s.type == wok::AttrType::kDType) {  // cast: every target dtype
         std::vector<std::vector<wok::AttrValue>> next;
         for (const auto& set : attr_sets)
-          for (DType t : wok::kAllDTypes) {
+          for (DType t : wt::cuda_dtypes()) {
             next.push_back(set);
             next.back().push_back(t);
           }
@@ -135,7 +135,7 @@ std::vector<Case> every_op_case() {
     const size_t arity = op.def().inputs.size();
     for (const auto& values : attr_sets) {
       wok::Attrs attrs(&specs, values);
-      for (DType t : wok::kAllDTypes) {
+      for (DType t : wt::cuda_dtypes()) {
         std::vector<DType> ins(arity, t);
         if (name == "where") ins[0] = DType::kBool;
         std::string label = name + "(" + std::string(wok::dtype_name(t)) + (attrs.size() ? "; " + attrs.str() : "") + ")";

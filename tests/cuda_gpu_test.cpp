@@ -118,7 +118,7 @@ Tensor inputs_of(DType t, int64_t rows, int64_t cols, uint32_t seed) {
 // ---- copies -----------------------------------------------------------------------------------
 
 TEST_F(CudaGpu, CopiesRoundTripEveryDtypeAndSize) {
-  for (DType t : wok::kAllDTypes)
+  for (DType t : wt::cuda_dtypes())
     for (int64_t n : {int64_t{0}, int64_t{1}, int64_t{1000}, int64_t{3} << 20}) {  // 3M: several staging chunks
       SCOPED_TRACE(wt::dname(t) + " n=" + std::to_string(n));
       Tensor x = inputs_of(t, 1, n, 7);
@@ -143,7 +143,7 @@ TEST_F(CudaGpu, EveryElementwiseOpMatchesTheCpu) {
       const wok::RegisteredOp& op = reg.get(name);
       if (!op.is_elementwise()) continue;
       const size_t arity = op.def().inputs.size();
-      for (DType t : wok::kAllDTypes) {
+      for (DType t : wt::cuda_dtypes()) {
         std::vector<Tensor> cpu_in;
         for (size_t k = 0; k < arity; ++k) {
           DType dt = (name == "where" && k == 0) ? DType::kBool : t;
@@ -172,8 +172,8 @@ TEST_F(CudaGpu, EveryElementwiseOpMatchesTheCpu) {
 
 TEST_F(CudaGpu, CastsMatchTheCpuIncludingOutOfRange) {
   for_each_gpu_backend([&] {
-    for (DType from : wok::kAllDTypes)
-      for (DType to : wok::kAllDTypes) {
+    for (DType from : wt::cuda_dtypes())
+      for (DType to : wt::cuda_dtypes()) {
         Tensor x = inputs_of(from, 4, 32, 5);
         if (wok::is_floating(from)) x = x * 1e10;  // nan, inf and out-of-range values for integers
         EXPECT_TRUE(matches("cast " + wt::dname(from) + "->" + wt::dname(to), wok::cast(x.to(kGpu), to),
@@ -194,7 +194,7 @@ TEST_F(CudaGpu, ReductionsMatchTheCpu) {
   };
   for_each_gpu_backend([&] {
     for (const auto& [shape, axes] : cases)
-      for (DType t : wok::kAllDTypes)
+      for (DType t : wt::cuda_dtypes())
         for (auto [op, fn] : std::initializer_list<std::pair<const char*, Reduction>>{
                  {"sum", wok::sum}, {"mean", wok::mean}, {"max", wok::max}, {"min", wok::min}, {"prod", wok::prod},
                  {"argmax", wok::argmax}}) {

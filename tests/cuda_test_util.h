@@ -23,6 +23,19 @@
 
 namespace wt {
 
+// The dtypes the CUDA renderer computes in (Note [Compute dtypes] in
+// runtime/dtype.h): the storage dtypes (float16, int8, ...) are not lowered
+// for CUDA yet, and the JIT's can_render declines them.
+inline const std::vector<wok::DType>& cuda_dtypes() {
+  static const std::vector<wok::DType> dtypes = [] {
+    std::vector<wok::DType> out;
+    for (wok::DType t : wok::kAllDTypes)
+      if (wok::in_mask(wok::kComputeDTypeMask, t)) out.push_back(t);
+    return out;
+  }();
+  return dtypes;
+}
+
 inline wok::jit::cuda::PendingFragment pending_fragment(const std::vector<wok::Tensor>& targets) {
   std::vector<wok::TensorImplPtr> impls;
   for (const wok::Tensor& t : targets) impls.push_back(t.impl());

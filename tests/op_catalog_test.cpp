@@ -83,8 +83,10 @@ TEST(OpCatalog, DescribesABuiltinElementwiseOp) {
   EXPECT_EQ(jit_at(info, DeviceType::kCUDA, DType::kFloat32), JitTreatment::kFusesElementwise);
 
   const std::string text = wok::describe_op("exp");
-  for (const char* part : {"exp: e^x\n", "elementwise with a formula, built-in", "float32, float64 -> same dtype",
-                           "cpu: its own kernel", "cpu (x86): fused with its elementwise neighbours"})
+  for (const char* part : {"exp: e^x\n", "elementwise with a formula, built-in",
+                           "float16, bfloat16, float32, float64 -> same dtype", "cpu: its own kernel",
+                           "cpu (x86) at bool, int32, int64, float32, float64: fused with its elementwise neighbours",
+                           "float16, bfloat16:\n               not fused, runs its own kernel"})
     EXPECT_TRUE(contains(text, part)) << part << " not in:\n" << text;
   if (has_kernel(info, DeviceType::kCUDA)) {
     EXPECT_TRUE(contains(text, "cuda: the formula kernel")) << text;
@@ -117,7 +119,7 @@ TEST(OpCatalog, DescribesAReduction) {
   EXPECT_EQ(jit_at(info, DeviceType::kCPU, DType::kFloat32), JitTreatment::kFusesReduction);
   EXPECT_EQ(jit_at(info, DeviceType::kCUDA, DType::kFloat32), JitTreatment::kOwnKernel) << "CUDA fuses no reductions";
   const std::string text = wok::describe_op("sum");
-  for (const char* part : {"axes: int list, required", "keepdims: bool = false", "bool, int32 -> int64",
+  for (const char* part : {"axes: int list, required", "keepdims: bool = false", "bool, int8, uint8, int16, uint16, int32, uint32, uint64 -> int64",
                            "cpu (x86): a generated reduction kernel", "fuses no reductions"})
     EXPECT_TRUE(contains(text, part)) << part << " not in:\n" << text;
 }
@@ -130,7 +132,7 @@ TEST(OpCatalog, DescribesMatmul) {
   EXPECT_EQ(jit_at(info, DeviceType::kCPU, DType::kFloat64), JitTreatment::kGemmEpilogue);
   EXPECT_EQ(jit_at(info, DeviceType::kCPU, DType::kInt32), JitTreatment::kOwnKernel);
   const std::string text = wok::describe_op("matmul");
-  for (const char* part : {"cpu (x86) at float32, float64: a generated GEMM kernel", "cpu (x86) at int32, int64: not fused",
+  for (const char* part : {"cpu (x86) at float32, float64: a generated GEMM kernel", "float16, bfloat16: not fused",
                            "the GEMM generator takes float32 and float64"})
     EXPECT_TRUE(contains(text, part)) << part << " not in:\n" << text;
 }
@@ -179,10 +181,10 @@ TEST(OpCatalog, UserOpWithACpuKernelOnly) {
   ASSERT_EQ(info.kernels.size(), 1u);
   EXPECT_EQ(info.kernels[0].device, DeviceType::kCPU);
   EXPECT_FALSE(info.kernels[0].from_formula);
-  ASSERT_EQ(info.dtypes.size(), 2u);  // float32, float64
+  ASSERT_EQ(info.dtypes.size(), 4u);  // float16, bfloat16, float32, float64
   EXPECT_EQ(jit_at(info, DeviceType::kCPU, DType::kFloat32), JitTreatment::kOwnKernel);
   const std::string text = wok::describe_op(name);
-  for (const char* part : {"user-registered", "scale: float = 2", "float32, float64 -> same dtype",
+  for (const char* part : {"user-registered", "scale: float = 2", "float16, bfloat16, float32, float64 -> same dtype",
                            "kernels    cpu: its own kernel; cuda: none", "cpu (x86): not fused, runs its own kernel"})
     EXPECT_TRUE(contains(text, part)) << part << " not in:\n" << text;
   EXPECT_FALSE(contains(text, "cuda: not fused")) << "no CUDA kernel, no CUDA JIT line:\n" << text;

@@ -10,7 +10,11 @@ void fold_constants(PlanGraph& g) {
     if (!g.alive[n]) continue;
     const OpDef& def = nodes[n].op->def();
     if (def.kind == OpKind::kCreation) {
-      g.constant[n] = def.fills_constant;
+      // A constant becomes a parameter of the kernels that read it, in its
+      // dtype: the generators hold the compute dtypes only (Note [Compute
+      // dtypes] in runtime/dtype.h); a float16 fill runs its own kernel.
+      g.constant[n] = def.fills_constant && !nodes[n].outputs.empty() &&
+                      in_mask(kComputeDTypeMask, g.fragment.values[nodes[n].outputs[0]].dtype);
       continue;
     }
     if (!is_jit_elementwise(g, static_cast<int>(n))) continue;

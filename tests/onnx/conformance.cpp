@@ -77,6 +77,16 @@ std::string compare(const wok::Tensor& got, const wok::Tensor& want) {
   return "";
 }
 
+// ONNX's test data (numpy has no bfloat16) stores bfloat16 tensors as
+// uint16 bit patterns: `t` as the bfloat16 tensor its bits are, where the
+// model declares bfloat16.
+wok::Tensor as_declared(const wok::Tensor& t, wok::DType declared) {
+  if (declared != wok::DType::kBFloat16 || t.dtype() != wok::DType::kUInt16) return t;
+  std::vector<wok::bfloat16> values;
+  for (uint16_t bits : t.to_vector<uint16_t>()) values.push_back(wok::bfloat16::from_bits(bits));
+  return wok::from_vector(values, t.shape());
+}
+
 // "" when the case passes under `backend`, else the first failure.
 std::string run_case(const fs::path& dir, wok::Backend backend) {
   const wok::onnx::Model model = wok::onnx::load((dir / "model.onnx").string());
@@ -86,6 +96,10 @@ std::string run_case(const fs::path& dir, wok::Backend backend) {
     std::vector<wok::Tensor> inputs, wanted;
     for (const fs::path& p : numbered_files(entry.path(), "input_")) inputs.push_back(wok::onnx::read_tensor_file(p));
     for (const fs::path& p : numbered_files(entry.path(), "output_")) wanted.push_back(wok::onnx::read_tensor_file(p));
+    for (size_t i = 0; i < inputs.size() && i < model.inputs().size(); ++i)
+      inputs[i] = as_declared(inputs[i], model.inputs()[i].dtype);
+    for (size_t i = 0; i < wanted.size() && i < model.outputs().size(); ++i)
+      wanted[i] = as_declared(wanted[i], model.outputs()[i].dtype);
     ++data_sets;
     wok::set_backend(backend);
     const std::vector<wok::Tensor> outputs = model.run(inputs);

@@ -43,6 +43,11 @@ constexpr int64_t kShortProgramBlock = 2048;
 constexpr size_t kShortProgram = 4;
 constexpr int kMaxInputs = 4;
 
+// The dtypes the formula loops are instantiated for: the compute dtypes
+// and uint64, which has no wider type to compute in (its arithmetic wraps
+// like the other integers'; its shifts and bitwise ops are ONNX's).
+constexpr DTypeMask kFormulaDTypes = kComputeDTypeMask | dtype_bit(DType::kUInt64);
+
 ScalarProgram build_program(const KernelContext& ctx) {
   const OpDef& def = ctx.op.def();
   if (!def.formula) throw RegistryError("op '" + ctx.op.name() + "' has no formula for the precompiled kernel to evaluate");
@@ -57,7 +62,7 @@ ScalarProgram build_program(const KernelContext& ctx) {
 // Copies n elements of dtype t read with stride `stride` (0: one value
 // repeated) into dst.
 void gather(DType t, void* dst, const std::byte* src, int64_t stride, int64_t n) {
-  visit_dtype(t, [&](auto tag) {
+  visit_dtype<kFormulaDTypes>(t, [&](auto tag) {
     using T = decltype(tag);
     const T* s = reinterpret_cast<const T*>(src);
     T* d = static_cast<T*>(dst);
@@ -71,7 +76,7 @@ void gather(DType t, void* dst, const std::byte* src, int64_t stride, int64_t n)
 }
 
 void fill_constant(const Scalar& value, DType t, void* dst, int64_t n) {
-  visit_dtype(t, [&](auto tag) {
+  visit_dtype<kFormulaDTypes>(t, [&](auto tag) {
     using T = decltype(tag);
     const T v = value.to<T>();
     T* d = static_cast<T*>(dst);
@@ -84,8 +89,8 @@ void run_instr(const ScalarProgram& p, const ScalarInstr& in, void* out, const s
   const void* args[3] = {nullptr, nullptr, nullptr};
   for (int a = 0; a < scalar_op_arity(in.op); ++a) args[a] = values[in.args[a]];
   if (in.op == ScalarOp::kCast) {
-    visit_dtype(p.instrs[in.args[0]].dtype, [&](auto from) {
-      visit_dtype(in.dtype, [&](auto to) {
+    visit_dtype<kFormulaDTypes>(p.instrs[in.args[0]].dtype, [&](auto from) {
+      visit_dtype<kFormulaDTypes>(in.dtype, [&](auto to) {
         cast_loop(static_cast<decltype(to)*>(out), static_cast<const decltype(from)*>(args[0]), n);
       });
     });
@@ -94,7 +99,7 @@ void run_instr(const ScalarProgram& p, const ScalarInstr& in, void* out, const s
   // Operand 0's dtype picks the loop (a comparison's result is bool); a
   // select's is its branches', the result's.
   const DType t = in.op == ScalarOp::kSelect ? in.dtype : p.instrs[in.args[0]].dtype;
-  visit_dtype(t, [&](auto tag) { primitive_loop<decltype(tag)>(in.op, out, args, n); });
+  visit_dtype<kFormulaDTypes>(t, [&](auto tag) { primitive_loop<decltype(tag)>(in.op, out, args, n); });
 }
 
 template <int N>  // operands: the output, then N - 1 inputs
@@ -176,8 +181,9 @@ const ScalarProgram& program_for(const KernelContext& ctx, ScalarProgram& built)
 // dtypes, converted once (a cast to float16 from float64 must not round
 // through float32).
 bool is_plain_cast(const ScalarProgram& p) {
-  return p.instrs.size() == 2 && p.instrs[0].op == ScalarOp::kInput && p.instrs[1].op == ScalarOp::kCast &&
-         p.outputs.size() == 1 && p.outputs[0] == 1;
+  if (p.outputs.size() != 1 || p.instrs.empty() || p.instrs[0].op != ScalarOp::kInput) return false;
+  if (p.instrs.size() == 1) return p.outputs[0] == 0;  // a cast to the input's own dtype
+  return p.instrs.size() == 2 && p.instrs[1].op == ScalarOp::kCast && p.outputs[0] == 1;
 }
 
 void compute_formula_kernel(const KernelContext& ctx) {
@@ -199,8 +205,8 @@ void compute_formula_kernel(const KernelContext& ctx) {
 // widening adapter] in runtime/widening.h).
 void formula_kernel(const KernelContext& ctx) {
   bool compute = true;
-  for (const TensorRef& t : ctx.inputs) compute = compute && in_mask(kComputeDTypeMask, t.dtype);
-  for (const TensorRef& t : ctx.outputs) compute = compute && in_mask(kComputeDTypeMask, t.dtype);
+  for (const TensorRef& t : ctx.inputs) compute = compute && in_mask(kFormulaDTypes, t.dtype);
+  for (const TensorRef& t : ctx.outputs) compute = compute && in_mask(kFormulaDTypes, t.dtype);
   if (compute) return compute_formula_kernel(ctx);
   ScalarProgram built;
   if (ctx.inputs.size() == 1 && ctx.outputs.size() == 1 && is_plain_cast(program_for(ctx, built))) {
@@ -208,7 +214,7 @@ void formula_kernel(const KernelContext& ctx) {
     const TensorRef& y = ctx.outputs[0];
     return convert_elements(x.dtype, x.data, y.dtype, y.data, y.numel());
   }
-  static const KernelFn widened = widening_kernel(compute_formula_kernel, kComputeDTypeMask);
+  static const KernelFn widened = widening_kernel(compute_formula_kernel, kFormulaDTypes);
   widened(ctx);
 }
 
