@@ -62,7 +62,7 @@ std::string FusedKernelSpec::str() const {
 
 uint64_t param_bits(DType dtype, const Scalar& value) {
   uint64_t bits = 0;
-  visit_dtype(dtype, [&](auto tag) {
+  visit_any_dtype(dtype, [&](auto tag) {
     using T = decltype(tag);
     if constexpr (std::is_same_v<T, bool>) {
       bits = value.cast(dtype).to<bool>() ? 1 : 0;

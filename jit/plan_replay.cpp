@@ -36,6 +36,7 @@ bool splittable(const FusedKernelSpec& spec) {
   for (int o = 0; o < spec.num_outputs(); ++o) {
     const ScalarInstr& out = ins[spec.program.outputs[o]];
     if (!spec.output_row_scalar[o] || !is_reduction(out.op) || after_reduce[spec.program.outputs[o]]) return false;
+    if (is_half(out.dtype)) return false;  // a chunk's partial result would be rounded to the half type
   }
   return true;
 }

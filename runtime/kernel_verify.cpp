@@ -127,6 +127,7 @@ std::vector<int64_t> matching(const GuardedOutput& g, DType dtype, uint8_t patte
   const size_t n = g.nbytes / itemsize(dtype);
   switch (itemsize(dtype)) {
     case 1: return matching<uint8_t>(g.interior, n, pattern, among);
+    case 2: return matching<uint16_t>(g.interior, n, pattern, among);
     case 4: return matching<uint32_t>(g.interior, n, pattern, among);
     case 8: return matching<uint64_t>(g.interior, n, pattern, among);
   }

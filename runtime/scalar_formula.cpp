@@ -96,6 +96,15 @@ Expr FormulaBuilder::constant(Scalar value) {
 Expr FormulaBuilder::weak_constant(double value, DType like) {
   // A plain number adopts the dtype of what it meets; in an integer context
   // it keeps its fraction only if the other side is floating.
+  if (is_half(like)) {
+    // Half types compute in float32 (Note [Compute dtypes] in
+    // runtime/dtype.h): a formula's constants (gelu's sqrt(2/pi)) keep
+    // float32 precision, as in the float32 formula the precompiled kernels
+    // run for them, and are typed like their operands.
+    ScalarInstr in{ScalarOp::kConst, like};
+    in.constant = Scalar(value).cast(DType::kFloat32);
+    return Expr(this, push(in));
+  }
   return constant(Scalar(value).cast(like));
 }
 

@@ -160,8 +160,9 @@ struct fx {
   static Expr number(Expr like, double v);
   // Questions about a value's dtype, answered while the formula is built
   // (at compile time when it is compiled as C++): a helper may take a
-  // different polynomial for float32 than for float64.
-  static bool is_float32(Expr a) { return a.dtype() == DType::kFloat32; }
+  // different polynomial for float32 than for float64. The half types
+  // compute in float32 and take its polynomials and constants.
+  static bool is_float32(Expr a) { return a.dtype() == DType::kFloat32 || is_half(a.dtype()); }
   static bool is_floating(Expr a) { return wok::is_floating(a.dtype()); }
 };
 

@@ -81,12 +81,14 @@ TEST(OpCatalog, DescribesABuiltinElementwiseOp) {
     EXPECT_EQ(k.from_formula, k.device != DeviceType::kCPU) << "the CPU has exp's own kernel";
   EXPECT_EQ(jit_at(info, DeviceType::kCPU, DType::kFloat32), JitTreatment::kFusesElementwise);
   EXPECT_EQ(jit_at(info, DeviceType::kCUDA, DType::kFloat32), JitTreatment::kFusesElementwise);
+  EXPECT_EQ(jit_at(info, DeviceType::kCPU, DType::kFloat16), JitTreatment::kFusesElementwise);
+  EXPECT_EQ(jit_at(info, DeviceType::kCPU, DType::kInt8), JitTreatment::kOwnKernel);
 
   const std::string text = wok::describe_op("exp");
   for (const char* part : {"exp: e^x\n", "elementwise with a formula, built-in",
                            "float16, bfloat16, float32, float64 -> same dtype", "cpu: its own kernel",
-                           "cpu (x86) at bool, int32, int64, float32, float64: fused with its elementwise neighbours",
-                           "float16, bfloat16:\n               not fused, runs its own kernel"})
+                           "float16, bfloat16, float32, float64: fused",
+                           "int8, uint8, int16, uint16, uint32, uint64: not fused, runs\n               its own kernel"})
     EXPECT_TRUE(contains(text, part)) << part << " not in:\n" << text;
   if (has_kernel(info, DeviceType::kCUDA)) {
     EXPECT_TRUE(contains(text, "cuda: the formula kernel")) << text;
@@ -118,9 +120,10 @@ TEST(OpCatalog, DescribesAReduction) {
   EXPECT_EQ(find_case(info, DType::kInt32)->outputs, std::vector<DType>{DType::kInt64});
   EXPECT_EQ(jit_at(info, DeviceType::kCPU, DType::kFloat32), JitTreatment::kFusesReduction);
   EXPECT_EQ(jit_at(info, DeviceType::kCUDA, DType::kFloat32), JitTreatment::kOwnKernel) << "CUDA fuses no reductions";
+  EXPECT_EQ(jit_at(info, DeviceType::kCPU, DType::kBFloat16), JitTreatment::kFusesReduction);
   const std::string text = wok::describe_op("sum");
   for (const char* part : {"axes: int list, required", "keepdims: bool = false", "bool, int8, uint8, int16, uint16, int32, uint32, uint64 -> int64",
-                           "cpu (x86): a generated reduction kernel", "fuses no reductions"})
+                           "generated reduction kernel, fused with its producers", "fuses no reductions"})
     EXPECT_TRUE(contains(text, part)) << part << " not in:\n" << text;
 }
 

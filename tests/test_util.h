@@ -350,6 +350,8 @@ class JitLaunchCounts : public ::testing::Test {
     wok::set_backend(wok::Backend::kJit);
   }
   void TearDown() override { wok::set_backend(wok::Backend::kJit); }
+
+ public:
   // Launches that evaluating `ys` takes (their inputs are ready).
   static int64_t launches_of(const std::vector<wok::Tensor>& ys) {
     wok::reset_stats();

@@ -4,6 +4,20 @@
 
 namespace wok::jit {
 
+namespace {
+
+// Whether the target's kernels read and write values of dtype t.
+bool target_takes(const Target& target, DType t) {
+  ScalarProgram p;
+  ScalarInstr in(ScalarOp::kInput, t);
+  in.index = 0;
+  p.instrs.push_back(in);
+  p.outputs.push_back(0);
+  return target.can_compile(p);
+}
+
+}  // namespace
+
 void fold_constants(PlanGraph& g) {
   const auto& nodes = g.fragment.nodes;
   for (size_t n = 0; n < nodes.size(); ++n) {
@@ -11,10 +25,10 @@ void fold_constants(PlanGraph& g) {
     const OpDef& def = nodes[n].op->def();
     if (def.kind == OpKind::kCreation) {
       // A constant becomes a parameter of the kernels that read it, in its
-      // dtype: the generators hold the compute dtypes only (Note [Compute
-      // dtypes] in runtime/dtype.h); a float16 fill runs its own kernel.
+      // dtype, where the target's kernels take that dtype (an int8 fill runs
+      // its own kernel).
       g.constant[n] = def.fills_constant && !nodes[n].outputs.empty() &&
-                      in_mask(kComputeDTypeMask, g.fragment.values[nodes[n].outputs[0]].dtype);
+                      target_takes(g.target, g.fragment.values[nodes[n].outputs[0]].dtype);
       continue;
     }
     if (!is_jit_elementwise(g, static_cast<int>(n))) continue;

@@ -40,6 +40,6 @@ ax::Vec reduction_identity(VecEmitter& e, ScalarOp op, DType t);
 void emit_accumulate(VecEmitter& e, ScalarOp op, DType t, const ax::Vec& acc, const ax::Vec& v);
 
 // log2 of the element size: the index scale for addressing.
-inline int shift_of(DType t) { return itemsize(t) == 1 ? 0 : itemsize(t) == 4 ? 2 : 3; }
+inline int shift_of(DType t) { return itemsize(t) == 1 ? 0 : itemsize(t) == 2 ? 1 : itemsize(t) == 4 ? 2 : 3; }
 
 }  // namespace wok::jit::x86

@@ -106,8 +106,16 @@ ax::Vec VecEmitter::all_ones(DType t) {
 
 ax::Vec VecEmitter::load(DType t, const ax::Mem& m) {
   ax::Vec r = new_vec(t);
-  if (t == DType::kBool) cc_.vpmovzxbd(r, m);  // bytes -> int32 lanes
-  else cc_.vmovups(r, m);
+  if (t == DType::kBool) {
+    cc_.vpmovzxbd(r, m);  // bytes -> int32 lanes
+  } else if (t == DType::kFloat16) {
+    cc_.vcvtph2ps(r, m);
+  } else if (t == DType::kBFloat16) {
+    cc_.vpmovzxwd(r, m);
+    cc_.vpslld(r, r, 16);
+  } else {
+    cc_.vmovups(r, m);
+  }
   return r;
 }
 
@@ -128,12 +136,50 @@ ax::Vec VecEmitter::broadcast_load(DType t, const ax::Mem& m) {
       cc_.vpbroadcastd(r, x);
       break;
     }
+    case DType::kFloat16:
+    case DType::kBFloat16: {
+      mm.setSize(2);
+      ax::Gp g = cc_.newGpd();
+      cc_.movzx(g, mm);
+      if (t == DType::kBFloat16) cc_.shl(g, 16);
+      ax::Xmm x = cc_.newXmm();
+      cc_.vmovd(x, g);
+      if (t == DType::kFloat16) cc_.vcvtph2ps(x, x);
+      cc_.vpbroadcastd(r, x);
+      break;
+    }
     default: throw Error("x86 JIT: broadcast_load of " + std::string(dtype_name(t)) + " (internal error)");
   }
   return r;
 }
 
 void VecEmitter::store(DType t, const ax::Mem& m, const ax::Vec& v) {
+  if (t == DType::kFloat16) {
+    cc_.vcvtps2ph(m, v, 0);  // imm 0: round to nearest even
+    return;
+  }
+  if (t == DType::kBFloat16) {
+    ax::Vec b = bfloat16_bits(v);
+    if (avx512_) {
+      cc_.vpmovdw(m, b);
+      return;
+    }
+    // AVX2: pack the dwords (each at most 0xFFFF) to words.
+    ax::Xmm x = cc_.newXmm();
+    ax::Mem mm = m;
+    if (b.size() == 32) {
+      ax::Xmm hi = cc_.newXmm();
+      cc_.vextracti128(hi, b.as<ax::Ymm>(), 1);
+      cc_.vpackusdw(x, b.as<ax::Ymm>().xmm(), hi);
+      mm.setSize(16);
+      cc_.vmovdqu(mm, x);
+    } else {
+      cc_.vpackusdw(x, b.as<ax::Xmm>(), b.as<ax::Xmm>());
+      mm.setSize(8);
+      cc_.vmovq(mm, x);
+    }
+    return;
+  }
   if (t != DType::kBool) {
     cc_.vmovups(m, v);
     return;

@@ -9,6 +9,17 @@
 // dtype's size and 4 for bool (bools live as int32 lanes holding 0 or 1).
 // lanes = vector bytes / the widest width in the kernel, so float32 next to
 // float64 uses half-width registers rather than two registers per value.
+//
+// Note [Half types in registers]
+// float16 and bfloat16 live as float32 lanes (width 4, like bool): a load
+// widens them exactly (F16C vcvtph2ps; a bfloat16 is a float32's top half,
+// so a zero-extension and a 16-bit shift), a store rounds to nearest even
+// once (vcvtps2ph; for bfloat16 integer arithmetic on the bits, NaN kept
+// quiet: AVX-512 BF16's vcvtneps2bf16 flushes subnormals, so it is not
+// used), and a cast to a half type rounds in the register (to the half type
+// and back). Everything between is float32 arithmetic: the generator sees a
+// program whose half-typed values are float32 but for its inputs, its casts
+// to a half type and its outputs (compute_program in x86_codegen.cpp).
 #pragma once
 
 #include <asmjit/x86.h>
@@ -44,7 +55,7 @@ class VecEmitter {
   ax::Compiler& cc() { return cc_; }
   bool avx512() const { return avx512_; }
   int lanes() const { return lanes_; }
-  static int lane_width(DType t) { return t == DType::kBool ? 4 : static_cast<int>(itemsize(t)); }
+  static int lane_width(DType t) { return t == DType::kBool || is_half(t) ? 4 : static_cast<int>(itemsize(t)); }
   int reg_bytes(DType t) const { return lanes_ * lane_width(t); }
 
   ax::Vec new_vec(DType t);
@@ -145,6 +156,10 @@ class VecEmitter {
   ax::Vec narrow64to32(const ax::Vec& v);  // AVX2: low dwords of 64-bit lanes
   ax::Vec all_ones(DType t);
   ax::Vec scalar_convert(DType from, DType to, const ax::Vec& v);  // AVX2 int64 <-> float
+  // float32 lanes rounded to bfloat16, as int32 lanes holding the 16 bits.
+  ax::Vec bfloat16_bits(const ax::Vec& v);
+  // float32 lanes rounded to the half type t, as float32 lanes.
+  ax::Vec round_to_half(DType t, const ax::Vec& v);
   // AVX2 has no vpmullq, vpmaxsq or vpminsq: r = a*b (mod 2^64), max or
   // min of int64 lanes at r's width.
   void int64_mul_avx2(const ax::Vec& r, const ax::Vec& a, const ax::Vec& b);

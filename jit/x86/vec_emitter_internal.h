@@ -12,7 +12,8 @@ using Id = ax::Inst::Id;
 namespace I = ax::Inst;
 
 namespace vec_internal {
-inline bool is_f32(DType t) { return t == DType::kFloat32; }
+// float16 and bfloat16 values are float32 in registers (Note [Half types in registers]).
+inline bool is_f32(DType t) { return t == DType::kFloat32 || is_half(t); }
 inline bool is_f64(DType t) { return t == DType::kFloat64; }
 inline bool wide(DType t) { return VecEmitter::lane_width(t) == 8; }
 

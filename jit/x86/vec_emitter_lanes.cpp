@@ -3,6 +3,8 @@
 // per-lane arithmetic in vec_emitter.cpp.
 #include "wok/jit/x86/vec_emitter.h"
 
+#include <algorithm>
+
 #include <cstring>
 #include <vector>
 
@@ -146,6 +148,18 @@ void VecEmitter::store_lane0(DType t, const ax::Mem& m, const ax::Vec& v) {
       cc_.mov(mm, g.r8());
       break;
     }
+    case DType::kFloat16: {
+      ax::Xmm h = cc_.newXmm();
+      cc_.vcvtps2ph(h, x, 0);
+      mm.setSize(2);
+      cc_.vpextrw(mm, h, 0);
+      break;
+    }
+    case DType::kBFloat16: {
+      mm.setSize(2);
+      cc_.vpextrw(mm, bfloat16_bits(v).as<ax::Xmm>(), 0);
+      break;
+    }
     default: throw Error("x86 JIT: store_lane0 of " + std::string(dtype_name(t)) + " (internal error)");
   }
 }
@@ -186,7 +200,38 @@ ax::Vec VecEmitter::scalar_convert(DType from, DType to, const ax::Vec& v) {
   return r;
 }
 
+ax::Vec VecEmitter::bfloat16_bits(const ax::Vec& v) {
+  // bits + 0x7FFF + (bit 16 of bits), shifted down: round to nearest even
+  // (an overflow carries into the exponent: to infinity); a NaN keeps its
+  // sign and top payload bits, made quiet.
+  const int bytes = v.size();
+  ax::Vec lsb = vec_of_bytes(bytes), r = vec_of_bytes(bytes), quiet = vec_of_bytes(bytes);
+  cc_.vpsrld(lsb, v, 16);
+  cc_.vpor(quiet, lsb, const_bits(DType::kInt32, 0x0040));
+  cc_.vpand(lsb, lsb, const_bits(DType::kInt32, 1));
+  cc_.vpaddd(r, v, const_bits(DType::kInt32, 0x7FFF));
+  cc_.vpaddd(r, r, lsb);
+  cc_.vpsrld(r, r, 16);
+  return blend(DType::kFloat32, is_nan(DType::kFloat32, v), quiet, r);
+}
+
+ax::Vec VecEmitter::round_to_half(DType t, const ax::Vec& v) {
+  ax::Vec r = vec_of_bytes(v.size());
+  if (t == DType::kFloat16) {
+    ax::Vec h = vec_of_bytes(std::max(16, static_cast<int>(v.size()) / 2));
+    cc_.vcvtps2ph(h, v, 0);
+    cc_.vcvtph2ps(r, h);
+  } else {
+    cc_.vpslld(r, bfloat16_bits(v), 16);
+  }
+  return r;
+}
+
 ax::Vec VecEmitter::cast(DType from, DType to, const ax::Vec& v) {
+  if (from == to) return v;
+  // Half types are float32 in registers (Note [Half types in registers]).
+  if (is_half(to)) return round_to_half(to, is_half(from) ? v : cast(from, DType::kFloat32, v));
+  if (is_half(from)) from = DType::kFloat32;
   if (from == to) return v;
   if (to == DType::kBool) return mask_to_bool(from, cmp(from, Cmp::kNe, v, zero(from)));
   if (from == DType::kBool) {

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <optional>
 
 #include "wok/jit/x86/instr_emitter.h"
 #include "wok/jit/x86/interleave.h"
@@ -344,8 +345,74 @@ void KernelGenerator::generate() {
 
 }  // namespace
 
+namespace {
+
+// Whether `in`, of a half type, compiles: inputs, constants and float32
+// work (Note [Half types in registers]); a cast to it only from float32,
+// bool or the other half type, since one from float64 or a wide integer
+// would round twice (to float32, then to the half type).
+bool half_instr_compiles(const ScalarProgram& program, const ScalarInstr& in) {
+  switch (in.op) {
+    case ScalarOp::kInput:
+    case ScalarOp::kConst: return true;
+    case ScalarOp::kCast: {
+      const DType from = program.instrs[in.args[0]].dtype;
+      return from == DType::kFloat32 || from == DType::kBool || is_half(from);
+    }
+    case ScalarOp::kReduceArgmax: return false;
+    default: return emits(in.op, DType::kFloat32);
+  }
+}
+
+}  // namespace
+
+ScalarProgram compute_program(const ScalarProgram& program) {
+  ScalarProgram out;
+  std::vector<int32_t> value_of(program.instrs.size(), -1);  // the instruction now holding each value
+  auto push = [&](ScalarInstr in) {
+    out.instrs.push_back(std::move(in));
+    return static_cast<int32_t>(out.instrs.size() - 1);
+  };
+  auto widened = [&](int32_t half_value) {
+    ScalarInstr c(ScalarOp::kCast, DType::kFloat32);
+    c.args[0] = half_value;
+    return push(c);
+  };
+  for (size_t i = 0; i < program.instrs.size(); ++i) {
+    ScalarInstr in = program.instrs[i];
+    for (int a = 0; a < scalar_op_arity(in.op); ++a) in.args[a] = value_of[in.args[a]];
+    if (!is_half(in.dtype)) {
+      value_of[i] = push(in);
+    } else if (in.op == ScalarOp::kInput || in.op == ScalarOp::kCast) {
+      value_of[i] = widened(push(in));  // loaded, or rounded, in the half type
+    } else if (in.op == ScalarOp::kConst) {
+      in.dtype = DType::kFloat32;  // a weak constant holds float32 precision already
+      in.constant = Scalar(in.constant.to<float>());
+      value_of[i] = push(in);
+    } else {
+      in.dtype = DType::kFloat32;
+      value_of[i] = push(in);
+    }
+  }
+  for (int32_t o : program.outputs) {
+    const DType t = program.instrs[o].dtype;
+    if (!is_half(t)) {
+      out.outputs.push_back(value_of[o]);
+      continue;
+    }
+    ScalarInstr c(ScalarOp::kCast, t);  // the store's one rounding
+    c.args[0] = value_of[o];
+    out.outputs.push_back(push(c));
+  }
+  return out;
+}
+
 bool can_compile(const ScalarProgram& program) {
   for (const ScalarInstr& in : program.instrs) {
+    if (is_half(in.dtype)) {
+      if (!half_instr_compiles(program, in)) return false;
+      continue;
+    }
     if (!in_mask(kComputeDTypeMask, in.dtype)) return false;
     if (!emits(in.op, in.dtype)) return false;
     if (!is_reduction(in.op)) continue;
@@ -374,10 +441,18 @@ absl::StatusOr<MachineCode> generate_x86(const FusedKernelSpec& spec, CpuIsa isa
   ErrorCollector errors;
   code.setErrorHandler(&errors);
   ax::Compiler cc(&code);
-  if (spec.is_row()) generate_row_kernel(spec, cc, isa == CpuIsa::kAvx512);
-  else if (spec.is_column()) generate_column_kernel(spec, cc, isa == CpuIsa::kAvx512);
-  else if (spec.is_gemm()) generate_gemm_kernel(spec, cc, isa == CpuIsa::kAvx512);
-  else KernelGenerator(spec, cc, isa == CpuIsa::kAvx512).generate();
+  bool has_half = false;
+  for (const ScalarInstr& in : spec.program.instrs) has_half = has_half || is_half(in.dtype);
+  std::optional<FusedKernelSpec> computed;
+  if (has_half) {
+    computed = spec;
+    computed->program = compute_program(spec.program);
+  }
+  const FusedKernelSpec& s = computed ? *computed : spec;
+  if (s.is_row()) generate_row_kernel(s, cc, isa == CpuIsa::kAvx512);
+  else if (s.is_column()) generate_column_kernel(s, cc, isa == CpuIsa::kAvx512);
+  else if (s.is_gemm()) generate_gemm_kernel(s, cc, isa == CpuIsa::kAvx512);
+  else KernelGenerator(s, cc, isa == CpuIsa::kAvx512).generate();
   cc.finalize();
   if (errors.failed) return absl::InternalError("asmjit: " + errors.text + "\nwhile generating:\n" + spec.str());
 

@@ -32,6 +32,12 @@ struct MachineCode {
 // pow and some integer reductions are left to the precompiled kernels).
 bool can_compile(const ScalarProgram& program);
 
+// `program` as the generators emit it: its float16 and bfloat16 values
+// float32, but for the inputs, the casts to a half type (each followed by a
+// cast back to float32) and a cast to the half type before each such output
+// (Note [Half types in registers] in jit/x86/vec_emitter.h).
+ScalarProgram compute_program(const ScalarProgram& program);
+
 // AVX2 or AVX-512; kBaseline is rejected.
 absl::StatusOr<MachineCode> generate_x86(const FusedKernelSpec& spec, CpuIsa isa, bool want_listing);
 

@@ -1,0 +1,208 @@
+// The JIT's float16 and bfloat16 kernels (Note [Half types in registers] in
+// jit/x86/vec_emitter.h). One op gives the precompiled kernel's bits over
+// every bit pattern (both compute in float32 and round once); a fused chain
+// is one kernel that rounds only its output, so it is nearer the float64
+// value than the same chain run op by op (docs/numerics.md); reductions,
+// softmax and layer_norm fuse, with float32 accumulators.
+#include <gtest/gtest.h>
+#include <wok/wok.h>
+
+#include <cmath>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "test_util.h"
+#include "wok/frontend/dispatch.h"
+#include "wok/jit/shadow.h"
+#include "wok/runtime/op_catalog.h"
+#include "wok/runtime/op_registry.h"
+
+namespace {
+
+using wok::bfloat16;
+using wok::DType;
+using wok::half;
+using wok::Tensor;
+
+class JitHalf : public wt::JitLaunchCounts {};
+
+// Every bit pattern, then 7 more (a partial last vector: the bounce tail).
+template <typename H>
+std::vector<H> every_pattern() {
+  std::vector<H> v;
+  for (uint32_t b = 0; b < 65536 + 7; ++b) v.push_back(H::from_bits(static_cast<uint16_t>((b * 40503u) & 0xFFFF)));
+  return v;
+}
+
+template <typename T>
+bool same_bits(T a, T b) {
+  if constexpr (std::is_same_v<T, half> || std::is_same_v<T, bfloat16>) {
+    const float fa = static_cast<float>(a), fb = static_cast<float>(b);
+    return a.bits == b.bits || (std::isnan(fa) && std::isnan(fb));
+  } else {
+    return a == b;
+  }
+}
+
+template <typename H>
+void every_op_matches_the_precompiled_kernel() {
+  const DType t = wok::dtype_of<H>();
+  const std::vector<H> xs = every_pattern<H>();
+  std::vector<H> ys(xs.rbegin(), xs.rend());
+  const Tensor x = wok::from_vector(xs), y = wok::from_vector(ys);
+  const wok::OpRegistry& reg = wok::OpRegistry::global();
+  int ops = 0;
+  for (const std::string& name : reg.names()) {
+    const wok::OpInfo info = wok::op_info(reg.get(name));
+    if (info.kind != wok::OpKind::kElementwise || info.variadic_inputs || name == "where") continue;
+    if (info.inputs.size() > 2) continue;
+    bool required_attr = false;
+    for (const wok::AttrSpec& a : info.attrs) required_attr = required_attr || !a.default_value;
+    if (required_attr) continue;
+    const wok::DTypeCase* c = nullptr;
+    for (const wok::DTypeCase& d : info.dtypes)
+      if (d.input == t && d.outputs.size() == 1) c = &d;
+    if (!c) continue;
+    const std::vector<Tensor> in = info.inputs.size() == 1 ? std::vector<Tensor>{x} : std::vector<Tensor>{x, y};
+    wok::set_backend(wok::Backend::kJit);
+    const Tensor jit = wok::call1(name, in);
+    wok::eval({jit});
+    wok::set_backend(wok::Backend::kPrecompiled);
+    const Tensor pre = wok::call1(name, in);
+    wok::eval({pre});
+    wok::set_backend(wok::Backend::kJit);
+    ++ops;
+    wok::visit_any_dtype(c->outputs[0], [&](auto tag) {
+      using T = decltype(tag);
+      const std::vector<T> a = jit.template to_vector<T>(), b = pre.template to_vector<T>();
+      for (size_t k = 0; k < a.size(); ++k)
+        if (!same_bits(a[k], b[k])) {
+          ADD_FAILURE() << name << " on " << wok::dtype_name(t) << " [" << k << "] x = " << static_cast<float>(xs[k])
+                        << ": jit " << wt::fmt(static_cast<double>(wok::Scalar::of(a[k]).template to<double>()))
+                        << ", precompiled " << wt::fmt(static_cast<double>(wok::Scalar::of(b[k]).template to<double>()));
+          break;
+        }
+    });
+  }
+  EXPECT_GT(ops, 40);
+}
+
+TEST_F(JitHalf, EveryFloat16OpGivesThePrecompiledBits) { every_op_matches_the_precompiled_kernel<half>(); }
+TEST_F(JitHalf, EveryBFloat16OpGivesThePrecompiledBits) { every_op_matches_the_precompiled_kernel<bfloat16>(); }
+
+// The chains of docs/numerics.md ("Fused half-precision chains"), 20 ops
+// each: ten rounds of y = y * 1.1 - 0.05 (every op rounds, op by op, and
+// the errors add up), and four rounds of y = tanh(y * 1.7 + 0.1); y = y * y
+// + 0.5 (a transcendental, and values that saturate).
+template <typename H>
+Tensor chain(const Tensor& x, bool linear) {
+  Tensor y = x;
+  if (linear) {
+    for (int r = 0; r < 10; ++r) y = y * 1.1 - 0.05;
+    return y;
+  }
+  for (int r = 0; r < 4; ++r) {
+    y = wok::tanh(y * 1.7 + 0.1);
+    y = y * y + 0.5;
+  }
+  return y;
+}
+
+template <typename H>
+double chain_reference(double x, bool linear) {
+  // The plain numbers are float16 (bfloat16) constants: the reference uses
+  // the same rounded values.
+  auto in_h = [](double v) { return static_cast<double>(static_cast<float>(H(v))); };
+  if (linear) {
+    for (int r = 0; r < 10; ++r) x = x * in_h(1.1) - in_h(0.05);
+    return x;
+  }
+  for (int r = 0; r < 4; ++r) {
+    x = std::tanh(x * in_h(1.7) + in_h(0.1));
+    x = x * x + in_h(0.5);
+  }
+  return x;
+}
+
+struct ChainError {
+  double mean_ulps = 0, max_ulps = 0;
+};
+
+template <typename H>
+ChainError chain_error(const std::vector<H>& xs, const Tensor& y, bool linear) {
+  const std::vector<H> got = y.to_vector<H>();
+  ChainError e;
+  for (size_t k = 0; k < xs.size(); ++k) {
+    const H want(chain_reference<H>(static_cast<float>(xs[k]), linear));
+    const double d = wok::jit::ulp_distance(got[k], want);
+    e.mean_ulps += d / static_cast<double>(xs.size());
+    e.max_ulps = std::max(e.max_ulps, d);
+  }
+  return e;
+}
+
+template <typename H>
+void fused_chain_is_one_kernel_and_more_accurate(bool linear) {
+  std::vector<H> xs;
+  for (int k = 0; k < 4096; ++k) xs.push_back(H(-2.0f + 4.0f * static_cast<float>(k) / 4096.0f));
+  const Tensor x = wok::from_vector(xs);
+  const Tensor fused = chain<H>(x, linear);
+  EXPECT_EQ(wt::JitLaunchCounts::launches_of({fused}), 1) << "the chain is one generated kernel";
+  wok::set_backend(wok::Backend::kPrecompiled);
+  const Tensor unfused = chain<H>(x, linear);
+  wok::eval({unfused});
+  wok::set_backend(wok::Backend::kJit);
+  const ChainError f = chain_error(xs, fused, linear), u = chain_error(xs, unfused, linear);
+  std::printf("%s %s chain of 20 ops: fused %.3f ulps mean, %.0f max; op by op %.3f mean, %.0f max\n",
+              std::string(wok::dtype_name(wok::dtype_of<H>())).c_str(), linear ? "linear" : "tanh", f.mean_ulps,
+              f.max_ulps, u.mean_ulps, u.max_ulps);
+  EXPECT_LE(f.max_ulps, 1) << "computed in float32, rounded once";
+  EXPECT_LT(f.mean_ulps, u.mean_ulps) << "fusion rounds less, so it is more accurate";
+}
+
+TEST_F(JitHalf, Float16ChainsFuseAndRoundOnlyTheirOutputs) {
+  fused_chain_is_one_kernel_and_more_accurate<half>(true);
+  fused_chain_is_one_kernel_and_more_accurate<half>(false);
+}
+TEST_F(JitHalf, BFloat16ChainsFuseAndRoundOnlyTheirOutputs) {
+  fused_chain_is_one_kernel_and_more_accurate<bfloat16>(true);
+  fused_chain_is_one_kernel_and_more_accurate<bfloat16>(false);
+}
+
+TEST_F(JitHalf, SoftmaxLayerNormAndSumsAreOneKernelEach) {
+  const int64_t rows = 33, cols = 1000;  // 1000: a partial last vector
+  std::vector<half> v;
+  for (int64_t k = 0; k < rows * cols; ++k) v.push_back(half(std::sin(0.37f * static_cast<float>(k)) * 3.0f));
+  const Tensor x = wok::from_vector(v, {rows, cols});
+  const Tensor s = wok::softmax(x, 1);
+  const Tensor ln = wok::layer_norm(x);
+  const Tensor total = wok::sum(x * x, {1});
+  const Tensor col = wok::sum(x, {0});
+  EXPECT_EQ(launches_of({s}), 1);
+  EXPECT_EQ(launches_of({ln}), 1);
+  EXPECT_EQ(launches_of({total}), 1);
+  EXPECT_EQ(launches_of({col}), 1);
+  wok::set_backend(wok::Backend::kPrecompiled);
+  const Tensor s_ref = wok::softmax(wok::cast(x, DType::kFloat64), 1);
+  const Tensor ln_ref = wok::layer_norm(wok::cast(x, DType::kFloat64));
+  const Tensor total_ref = wok::sum(wok::cast(x, DType::kFloat64) * wok::cast(x, DType::kFloat64), {1});
+  const Tensor col_ref = wok::sum(wok::cast(x, DType::kFloat64), {0});
+  wok::eval({s_ref, ln_ref, total_ref, col_ref});
+  wok::set_backend(wok::Backend::kJit);
+  auto max_ulps = [](const Tensor& got, const Tensor& ref) {
+    const std::vector<half> g = got.to_vector<half>();
+    const std::vector<double> r = ref.to_vector<double>();
+    double worst = 0;
+    for (size_t k = 0; k < g.size(); ++k) worst = std::max(worst, wok::jit::ulp_distance(g[k], half(r[k])));
+    return worst;
+  };
+  // float32 arithmetic, one rounding: within an ulp of the float64 value
+  // rounded once (the sums of 1000 values lose a little in float32).
+  EXPECT_LE(max_ulps(s, s_ref), 1);
+  EXPECT_LE(max_ulps(ln, ln_ref), 1);
+  EXPECT_LE(max_ulps(total, total_ref), 1);
+  EXPECT_LE(max_ulps(col, col_ref), 1);
+}
+
+}  // namespace
