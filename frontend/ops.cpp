@@ -381,7 +381,12 @@ Tensor matmul(const Tensor& a, const Tensor& b) {
     throw ShapeError("wok::matmul: inner dimensions differ: " + std::to_string(ka) + " vs " + std::to_string(kb) +
                      " (inputs: a " + std::string(dtype_name(a.dtype())) + shape_str(a.shape()) + ", b " +
                      std::string(dtype_name(b.dtype())) + shape_str(b.shape()) + ")");
-  Tensor x = cast_to(a, t), y = cast_to(b, t);
+  // Half operands are multiplied in float32 (Note [Compute dtypes] in
+  // runtime/dtype.h): widened as they are read (under the JIT the casts are
+  // the GEMM's operand prologues, done while packing), accumulated in
+  // float32, rounded once into the result (the GEMM's epilogue).
+  const DType compute = is_half(t) ? DType::kFloat32 : t;
+  Tensor x = cast_to(a, compute), y = cast_to(b, compute);
   bool vec_a = x.ndim() == 1, vec_b = y.ndim() == 1;
   if (vec_a) x = reshape(x, {1, x.shape()[0]});
   if (vec_b) y = reshape(y, {y.shape()[0], 1});
@@ -392,7 +397,7 @@ Tensor matmul(const Tensor& a, const Tensor& b) {
     if (vec_a) s.erase(s.end() - 1 - (vec_b ? 0 : 1));
     out = reshape(out, s);
   }
-  return out;
+  return compute == t ? out : cast(out, t);
 }
 
 Tensor operator-(const Tensor& x) {

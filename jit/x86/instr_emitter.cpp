@@ -222,6 +222,7 @@ void emit_accumulate(VecEmitter& e, ScalarOp op, DType t, const ax::Vec& acc, co
 ax::Vec emit_value_instr(VecEmitter& e, const ScalarProgram& program, const ScalarInstr& in,
                          const std::vector<ax::Vec>& values) {
   if (in.op == ScalarOp::kConst) return e.const_scalar(in.dtype, in.constant);
+  if (in.op == ScalarOp::kCast && in.index == kCastRoundedByTheStore) return values[in.args[0]];
   const ValueEmitter emit = kX86Emitters[static_cast<size_t>(in.op)].emit;
   if (!emit)
     throw Error(std::string("x86 JIT: instruction '") + std::string(scalar_op_name(in.op)) +

@@ -156,6 +156,8 @@ class VecEmitter {
   ax::Vec narrow64to32(const ax::Vec& v);  // AVX2: low dwords of 64-bit lanes
   ax::Vec all_ones(DType t);
   ax::Vec scalar_convert(DType from, DType to, const ax::Vec& v);  // AVX2 int64 <-> float
+  // Stores the low `bytes` (8, 16 or 32) of h: packed half bits.
+  void store_half_bits(const ax::Mem& m, const ax::Vec& h, uint32_t bytes);
   // float32 lanes rounded to bfloat16, as int32 lanes holding the 16 bits.
   ax::Vec bfloat16_bits(const ax::Vec& v);
   // float32 lanes rounded to the half type t, as float32 lanes.

@@ -402,6 +402,7 @@ ScalarProgram compute_program(const ScalarProgram& program) {
     }
     ScalarInstr c(ScalarOp::kCast, t);  // the store's one rounding
     c.args[0] = value_of[o];
+    c.index = kCastRoundedByTheStore;
     out.outputs.push_back(push(c));
   }
   return out;
