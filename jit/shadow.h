@@ -29,6 +29,8 @@ struct ShadowDiff {
   double max_ulp = 0;  // floats: distance in representable values; integers: = max_abs
   bool reduces = false;  // the kernel has a reduction (a looser bound)
   bool float64 = false;  // some output is float64
+  double half_unit = 0;  // some output is float16 (2^-11) or bfloat16 (2^-8): its unit roundoff
+  int rounding_ops = 0;  // the kernel's ops that the op-by-op replay rounds after
   std::string bound;     // the bound applied, in words
   bool beyond_bound = false;
 };

@@ -55,6 +55,7 @@ void every_op_matches_the_precompiled_kernel() {
   int ops = 0;
   for (const std::string& name : reg.names()) {
     const wok::OpInfo info = wok::op_info(reg.get(name));
+    if (!info.builtin) continue;  // other tests' ops (some with kernels that differ on purpose)
     if (info.kind != wok::OpKind::kElementwise || info.variadic_inputs || name == "where") continue;
     if (info.inputs.size() > 2) continue;
     bool required_attr = false;

@@ -112,6 +112,29 @@ TEST(ObserveShadow, CorrectProgramsAgreeBitwise) {
   }
 }
 
+// A fused float16 chain rounds once, the op-by-op replay at every op: the
+// difference is reported in float16 ulps, and it is what fusion gains, not
+// a defect (within n unit roundoffs for n ops).
+TEST(ObserveShadow, HalfKernelsReportTheirErrorInTheirOwnUlps) {
+  if (!ot::has_jit()) GTEST_SKIP() << "no JIT on this host";
+  ot::JitNoDiskCache jit;
+  ShadowOn shadow;
+  ot::Collector c(bit(EventKind::kShadow));
+  std::vector<wok::half> v;
+  for (int i = 0; i < 512; ++i) v.push_back(wok::half(static_cast<float>(i % 41) * 0.1f - 2.0f));
+  wok::Tensor y = wok::from_vector(v);
+  for (int r = 0; r < 10; ++r) y = y * 1.1 - 0.05;
+  (void)y.to_vector<wok::half>();
+  c.stop();
+  std::vector<wok::observe::Event> ev = c.events();
+  ASSERT_EQ(ev.size(), 1u);
+  std::printf("shadow: %s max %.0f float16 ulps, max |difference| %g, warn %d\n", ev[0].detail.c_str(),
+              ev[0].max_ulp, ev[0].max_abs, static_cast<int>(ev[0].warn));
+  EXPECT_GE(ev[0].max_ulp, 1) << "op by op rounds 20 times";
+  EXPECT_LT(ev[0].max_ulp, 65536) << "counted in float16's ulps, not float32's";
+  EXPECT_FALSE(ev[0].warn) << "within n float16 unit roundoffs: what rounding once gains";
+}
+
 TEST(ObserveShadow, EveryNth) {
   if (!ot::has_jit()) GTEST_SKIP() << "no JIT on this host";
   ot::JitNoDiskCache jit;
