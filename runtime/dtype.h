@@ -79,11 +79,14 @@ constexpr bool is_bool(DType t) { return t == DType::kBool; }
 // width on store, which gives the same bits as wrapping at every step for
 // add, sub, mul, neg, the bitwise ops and shifts, and the exact result for
 // the others (their operands are in range). uint64 has no wider type and
-// computes as itself. The precompiled kernels of most ops are instantiated
+// computes as itself (the formula kernel has uint64 loops; other kernels
+// refuse it by name). The precompiled kernels of most ops are instantiated
 // for the compute dtypes only (kComputeDTypeMask) plus what they declare:
 // the runtime widens other operands before such a kernel runs and narrows
-// its outputs after (runtime/kernels/cpu/widening.cpp); the JIT widens in
-// registers.
+// its outputs after (Note [The widening adapter] in runtime/widening.h); the
+// x86 JIT widens the half types in registers (Note [Half types in
+// registers] in jit/x86/vec_emitter.h) and leaves the small integers to the
+// precompiled kernels.
 constexpr DType compute_dtype(DType t) {
   switch (t) {
     case DType::kFloat16:
@@ -100,7 +103,7 @@ constexpr DType compute_dtype(DType t) {
 std::string_view dtype_name(DType t);
 std::optional<DType> parse_dtype(std::string_view name);
 
-// Between two tensors' dtypes (docs/numerics.md, "Type promotion"):
+// Between two tensors' dtypes (docs/numerics.md, "Dtypes, promotion and casts"):
 //  - bool with anything gives the other;
 //  - two integers: NumPy's table (the narrowest integer that holds both
 //    ranges: uint8 + int8 -> int16, uint32 + int32 -> int64; uint64 with a
