@@ -54,16 +54,22 @@ void convert_elements(DType from, const void* src, DType to, void* dst, int64_t 
   });
 }
 
+bool operands_in(const KernelContext& ctx, DTypeMask m) {
+  for (const TensorRef& t : ctx.inputs)
+    if (!in_mask(m, t.dtype)) return false;
+  for (const TensorRef& t : ctx.outputs)
+    if (!in_mask(m, t.dtype)) return false;
+  return true;
+}
+
 KernelFn widening_kernel(KernelFn fn, DTypeMask native, std::function<const KernelFn*()> fallback) {
   if ((native & kAllDTypeMask) == kAllDTypeMask) return fn;
-  return [fn = std::move(fn), native, fallback = std::move(fallback)](const KernelContext& ctx) {
-    bool direct = true, widenable = true;
-    for (const TensorRef& t : ctx.inputs) direct = direct && in_mask(native, t.dtype);
-    for (const TensorRef& t : ctx.outputs) direct = direct && in_mask(native, t.dtype);
-    if (direct) return fn(ctx);
-    for (const TensorRef& t : ctx.inputs) widenable = widenable && in_mask(native, compute_dtype(t.dtype));
-    for (const TensorRef& t : ctx.outputs) widenable = widenable && in_mask(native, compute_dtype(t.dtype));
-    if (!widenable && fallback)
+  DTypeMask widenable = 0;  // the dtypes whose compute dtype fn takes
+  for (DType t : kAllDTypes)
+    if (in_mask(native, compute_dtype(t))) widenable |= dtype_bit(t);
+  return [fn = std::move(fn), native, widenable, fallback = std::move(fallback)](const KernelContext& ctx) {
+    if (operands_in(ctx, native)) return fn(ctx);
+    if (!operands_in(ctx, widenable) && fallback)
       if (const KernelFn* other = fallback()) return (*other)(ctx);
 
     auto widened = [&](DType t) {

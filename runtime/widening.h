@@ -29,4 +29,7 @@ void convert_elements(DType from, const void* src, DType to, void* dst, int64_t 
 // kernel, for an op with a formula), else raises DTypeError naming the op.
 KernelFn widening_kernel(KernelFn fn, DTypeMask native, std::function<const KernelFn*()> fallback = {});
 
+// Whether every input and output of ctx is of a dtype in `m`.
+bool operands_in(const KernelContext& ctx, DTypeMask m);
+
 }  // namespace wok

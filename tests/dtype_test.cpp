@@ -19,8 +19,6 @@
 #include "test_util.h"
 #include "wok/frontend/dispatch.h"
 #include "wok/jit/shadow.h"
-#include "wok/runtime/op_catalog.h"
-#include "wok/runtime/op_registry.h"
 
 namespace {
 
@@ -120,13 +118,6 @@ std::string show(T v) {
   }
 }
 
-// Same value: NaN for NaN (any payload), otherwise the same bits (-0 is not +0).
-template <typename T>
-bool same(T got, T want) {
-  if (is_nan_value(want)) return is_nan_value(got);
-  return std::memcmp(&got, &want, sizeof(T)) == 0;
-}
-
 // Source values of each dtype: the special values of the issue (signed
 // zeros, subnormals, infinities, nan, the largest finite values, ties for
 // every rounding), and the integers at every width's edges.
@@ -221,7 +212,7 @@ TEST_P(CastEveryPair, SpecialValuesMatchTheReference) {
           ASSERT_EQ(got.size(), src.size());
           for (size_t k = 0; k < src.size(); ++k) {
             const To want = ref_cast<To>(exact_of(src[k]));
-            EXPECT_TRUE(same(got[k], want)) << wok::dtype_name(from) << " " << show(src[k]) << " -> "
+            EXPECT_TRUE(wt::same_value(got[k], want)) << wok::dtype_name(from) << " " << show(src[k]) << " -> "
                                             << wok::dtype_name(to) << ": got " << show(got[k]) << ", want "
                                             << show(want);
             ++checked;
@@ -438,16 +429,11 @@ std::vector<Tensor> sweep_inputs(const std::string& op, size_t arity, DType t) {
 DType reference_dtype(DType t) { return wok::is_floating(t) ? DType::kFloat64 : DType::kInt64; }
 
 TEST(EveryOp, ElementwiseOpsOnEveryNewDtypeMatchAWideReference) {
-  const wok::OpRegistry& reg = wok::OpRegistry::global();
   int cases = 0;
   std::string refused;
-  for (const std::string& name : reg.names()) {
-    const wok::OpInfo info = wok::op_info(reg.get(name));
-    if (!info.builtin) continue;  // other tests' ops (some with kernels that differ on purpose)
-    if (info.kind != wok::OpKind::kElementwise || info.variadic_inputs) continue;
-    bool required_attr = false;
-    for (const wok::AttrSpec& a : info.attrs) required_attr = required_attr || !a.default_value;
-    if (required_attr || name == "cast") continue;  // cast: CastEveryPair
+  for (const wok::OpInfo& info : wt::builtin_elementwise_ops()) {
+    const std::string& name = info.name;
+    if (name == "cast") continue;  // CastEveryPair
     for (const wok::DTypeCase& c : info.dtypes) {
       if (!is_new(c.input) || c.outputs.size() != 1) continue;
       const DType out_dtype = c.outputs[0];
@@ -472,7 +458,7 @@ TEST(EveryOp, ElementwiseOpsOnEveryNewDtypeMatchAWideReference) {
         const std::vector<T> got = got_t.template to_vector<T>();
         const std::vector<T> want = want_t.template to_vector<T>();
         for (size_t k = 0; k < got.size(); ++k) {
-          bool ok = same(got[k], want[k]);
+          bool ok = wt::same_value(got[k], want[k]);
           if constexpr (std::is_same_v<T, half> || std::is_same_v<T, bfloat16> || std::is_floating_point_v<T>) {
             // The kernel computes in float32 and rounds once; the reference
             // rounds the float64 value once: at most one ulp apart.

@@ -15,8 +15,6 @@
 #include "test_util.h"
 #include "wok/frontend/dispatch.h"
 #include "wok/jit/shadow.h"
-#include "wok/runtime/op_catalog.h"
-#include "wok/runtime/op_registry.h"
 
 namespace {
 
@@ -35,32 +33,16 @@ std::vector<H> every_pattern() {
   return v;
 }
 
-template <typename T>
-bool same_bits(T a, T b) {
-  if constexpr (std::is_same_v<T, half> || std::is_same_v<T, bfloat16>) {
-    const float fa = static_cast<float>(a), fb = static_cast<float>(b);
-    return a.bits == b.bits || (std::isnan(fa) && std::isnan(fb));
-  } else {
-    return a == b;
-  }
-}
-
 template <typename H>
 void every_op_matches_the_precompiled_kernel() {
   const DType t = wok::dtype_of<H>();
   const std::vector<H> xs = every_pattern<H>();
   std::vector<H> ys(xs.rbegin(), xs.rend());
   const Tensor x = wok::from_vector(xs), y = wok::from_vector(ys);
-  const wok::OpRegistry& reg = wok::OpRegistry::global();
   int ops = 0;
-  for (const std::string& name : reg.names()) {
-    const wok::OpInfo info = wok::op_info(reg.get(name));
-    if (!info.builtin) continue;  // other tests' ops (some with kernels that differ on purpose)
-    if (info.kind != wok::OpKind::kElementwise || info.variadic_inputs || name == "where") continue;
-    if (info.inputs.size() > 2) continue;
-    bool required_attr = false;
-    for (const wok::AttrSpec& a : info.attrs) required_attr = required_attr || !a.default_value;
-    if (required_attr) continue;
+  for (const wok::OpInfo& info : wt::builtin_elementwise_ops()) {
+    const std::string& name = info.name;
+    if (name == "where" || info.inputs.size() > 2) continue;
     const wok::DTypeCase* c = nullptr;
     for (const wok::DTypeCase& d : info.dtypes)
       if (d.input == t && d.outputs.size() == 1) c = &d;
@@ -78,7 +60,7 @@ void every_op_matches_the_precompiled_kernel() {
       using T = decltype(tag);
       const std::vector<T> a = jit.template to_vector<T>(), b = pre.template to_vector<T>();
       for (size_t k = 0; k < a.size(); ++k)
-        if (!same_bits(a[k], b[k])) {
+        if (!wt::same_value(a[k], b[k])) {
           ADD_FAILURE() << name << " on " << wok::dtype_name(t) << " [" << k << "] x = " << static_cast<float>(xs[k])
                         << ": jit " << wt::fmt(static_cast<double>(wok::Scalar::of(a[k]).template to<double>()))
                         << ", precompiled " << wt::fmt(static_cast<double>(wok::Scalar::of(b[k]).template to<double>()));

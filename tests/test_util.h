@@ -107,7 +107,9 @@ inline std::string where_str(const std::string& op, wok::DType dt, size_t i, con
 // -0 and +0 differ.
 template <typename T>
 bool same_value(T got, T want, bool zero_sign_matters = true) {
-  if constexpr (std::is_floating_point_v<T>) {
+  if constexpr (std::is_same_v<T, wok::half> || std::is_same_v<T, wok::bfloat16>) {
+    return same_value(static_cast<float>(got), static_cast<float>(want), zero_sign_matters);  // exact
+  } else if constexpr (std::is_floating_point_v<T>) {
     if (std::isnan(got) || std::isnan(want)) return std::isnan(got) && std::isnan(want);
     if (got != want) return false;
     if (zero_sign_matters && got == 0) return std::signbit(got) == std::signbit(want);
@@ -332,6 +334,24 @@ inline const auto kBothBackends = ::testing::Values(wok::Backend::kJit, wok::Bac
 
 inline std::string backend_param_name(const ::testing::TestParamInfo<wok::Backend>& info) {
   return info.param == wok::Backend::kJit ? "Jit" : "Precompiled";
+}
+
+// ---- the op catalog ----------------------------------------------------------------
+
+// The built-in elementwise ops a sweep can call with inputs alone (no
+// variadic inputs, no required attribute), as the catalog describes them.
+// Built-in only: other tests register ops whose kernels differ from their
+// formulas on purpose.
+inline std::vector<wok::OpInfo> builtin_elementwise_ops() {
+  std::vector<wok::OpInfo> out;
+  for (const std::string& name : wok::op_names()) {
+    wok::OpInfo info = wok::op_info(name);
+    if (!info.builtin || info.kind != wok::OpKind::kElementwise || info.variadic_inputs) continue;
+    bool required_attr = false;
+    for (const wok::AttrSpec& a : info.attrs) required_attr = required_attr || !a.default_value;
+    if (!required_attr) out.push_back(std::move(info));
+  }
+  return out;
 }
 
 // ---- launch counts under the JIT --------------------------------------------------

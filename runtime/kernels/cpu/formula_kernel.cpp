@@ -204,10 +204,7 @@ void compute_formula_kernel(const KernelContext& ctx) {
 // between any pair; anything else through the widening adapter (Note [The
 // widening adapter] in runtime/widening.h).
 void formula_kernel(const KernelContext& ctx) {
-  bool compute = true;
-  for (const TensorRef& t : ctx.inputs) compute = compute && in_mask(kFormulaDTypes, t.dtype);
-  for (const TensorRef& t : ctx.outputs) compute = compute && in_mask(kFormulaDTypes, t.dtype);
-  if (compute) return compute_formula_kernel(ctx);
+  if (operands_in(ctx, kFormulaDTypes)) return compute_formula_kernel(ctx);
   ScalarProgram built;
   if (ctx.inputs.size() == 1 && ctx.outputs.size() == 1 && is_plain_cast(program_for(ctx, built))) {
     const TensorRef& x = ctx.inputs[0];
