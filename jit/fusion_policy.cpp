@@ -82,6 +82,21 @@ bool uniform_block(const Shape& w, const Shape& s, int lo, int hi) {
 }
 }  // namespace
 
+bool aligns_as_reduced_value(const Shape& v, const ReduceSpace& s) {
+  const int nd = static_cast<int>(s.shape.size());
+  const int dropped_rank = nd - (s.end - s.k);
+  if (static_cast<int>(v.size()) > nd) return false;
+  if (static_cast<int>(v.size()) > dropped_rank) return true;  // in the space's own frame
+  // v against the dropped shape, with the reduced dims put back as 1s ...
+  Shape w(dropped_rank - v.size(), 1), as_dropped;
+  w.insert(w.end(), v.begin(), v.end());
+  for (int d = 0, j = 0; d < nd; ++d) as_dropped.push_back(d >= s.k && d < s.end ? 1 : w[j++]);
+  // ... is v against the space itself, which is how a kernel reads it.
+  Shape as_full(nd - v.size(), 1);
+  as_full.insert(as_full.end(), v.begin(), v.end());
+  return as_dropped == as_full;
+}
+
 bool is_readable_input(const Shape& v, const ReduceSpace& s) {
   if (v.size() > s.shape.size()) return false;
   const int nd = static_cast<int>(s.shape.size());

@@ -67,6 +67,12 @@ bool is_readable_input(const Shape& v, const ReduceSpace& s);
 // [2, 1, 2] over its last two) broadcasts with its own inputs in its own
 // frame; right-aligned to s, such an input would land on the reduced dims.
 bool is_constant_along_reduced_dims(const Shape& v, const ReduceSpace& s);
+// Whether an input of shape v of a value without the reduced dims reads the
+// same elements right-aligned to s (how kernels read their inputs) as in the
+// value's own frame: [2, 4, 1] beside a mean of [2, 4, 1, 1] over its last
+// dim does not ([1, 2, 4, 1] against [2, 4, 1, 1]); [4, 1] beside a sum of
+// [4, 3] over its last does.
+bool aligns_as_reduced_value(const Shape& v, const ReduceSpace& s);
 
 // An elementwise node with a formula the JIT can compile.
 bool is_jit_elementwise(const PlanGraph& g, int node);

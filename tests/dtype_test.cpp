@@ -379,20 +379,42 @@ TEST_P(SmallDTypes, HalfMatmulAccumulatesInFloat32) {
     }
 }
 
-TEST_P(SmallDTypes, Uint64RunsElementwiseAndNamesTheKernelsItLacks) {
+TEST_P(SmallDTypes, Uint64RunsElementwiseOpsReductionsAndMatmul) {
   const Tensor x = wok::from_vector(std::vector<uint64_t>{18446744073709551615ull, 1});
   EXPECT_EQ(wok::cast(x, DType::kFloat64).to_vector<double>()[0], 18446744073709551616.0);
   EXPECT_EQ(wok::reshape(x, {2, 1}).to_vector<uint64_t>()[0], 18446744073709551615ull);
   EXPECT_EQ((x + x).to_vector<uint64_t>(), (std::vector<uint64_t>{18446744073709551614ull, 2}));
   EXPECT_EQ((x > uint64_t{1}).to_vector<bool>(), (std::vector<bool>{true, false}));  // unsigned compare
   EXPECT_EQ(wok::bitwise_right_shift(x, uint64_t{60}).to_vector<uint64_t>(), (std::vector<uint64_t>{15, 0}));
-  // uint64 has no wider type to compute in: a kernel written for the
-  // compute dtypes names itself and the dtype.
-  try {
-    (void)wok::sum(x).to_vector<int64_t>();
-    ADD_FAILURE() << "sum of uint64 ran";
-  } catch (const wok::DTypeError& e) {
-    EXPECT_NE(std::string(e.what()).find("'sum' does not take uint64"), std::string::npos) << e.what();
+  // The reductions take uint64 as it is: sums and products wrap in uint64,
+  // comparisons are unsigned, means sum in double.
+  EXPECT_EQ(wok::sum(x).dtype(), DType::kUInt64);
+  EXPECT_EQ(wok::sum(x).to_vector<uint64_t>()[0], 0u);
+  EXPECT_EQ(wok::prod(x + x).to_vector<uint64_t>()[0], 18446744073709551612ull);
+  EXPECT_EQ(wok::max(x).to_vector<uint64_t>()[0], 18446744073709551615ull);
+  EXPECT_EQ(wok::min(x).to_vector<uint64_t>()[0], 1u);
+  EXPECT_EQ(wok::argmax(x).to_vector<int64_t>()[0], 0);
+  EXPECT_EQ(wok::mean(x).to_vector<double>()[0], 9223372036854775808.0);
+  EXPECT_EQ(wok::max(wok::reshape(x, {2, 1}), {1}).to_vector<uint64_t>()[1], 1u);
+  const Tensor m = wok::matmul(wok::reshape(x, {1, 2}), wok::reshape(x, {2, 1}));
+  EXPECT_EQ(m.dtype(), DType::kUInt64);
+  EXPECT_EQ(m.to_vector<uint64_t>()[0], 2u);  // (2^64 - 1)^2 + 1 wraps to 2
+}
+
+TEST_P(SmallDTypes, MaxAndMinOfNothingAreEachIntegersOwnLimits) {
+  // The identity of an empty max or min is the dtype's lowest or highest
+  // value, not a wider type's narrowed (INT32_MAX would be -1 in int8).
+  for (DType t : {DType::kInt8, DType::kUInt8, DType::kInt16, DType::kUInt16, DType::kUInt32, DType::kUInt64}) {
+    const Tensor empty = wok::zeros({2, 0}, t);
+    wok::visit_any_dtype(t, [&](auto tag) {
+      using T = decltype(tag);
+      if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool>) {
+        EXPECT_EQ(wok::max(empty, {1}).template to_vector<T>(), std::vector<T>(2, std::numeric_limits<T>::lowest()))
+            << wok::dtype_name(t);
+        EXPECT_EQ(wok::min(empty, {1}).template to_vector<T>(), std::vector<T>(2, std::numeric_limits<T>::max()))
+            << wok::dtype_name(t);
+      }
+    });
   }
 }
 

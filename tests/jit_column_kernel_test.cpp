@@ -195,6 +195,28 @@ TEST_F(JitColumnKernel, FullValuesWrittenBesideTheReduction) {
   }
 }
 
+TEST_F(JitColumnKernel, FullValuesThatDoNotVaryAlongTheReducedAxis) {
+  // An input broadcast along the reduced axis (a mean over an axis of size
+  // 1 of a [1, c] tensor) makes a full output a tile-level value: the
+  // streaming walk (9 tiles or more) stores it every row, so it computes it
+  // every row too (the random-program test found it unwritten).
+  for (int64_t c : {64, 65, 100, 1533}) {
+    Tensor x = input({1, c}, 41, wok::DType::kFloat64);
+    Runs r = run_both(
+        [](auto& in) {
+          Tensor positive = in[0] > 0.5;
+          return std::vector<Tensor>{wok::mean(positive, {0}), wok::cast(positive, wok::DType::kFloat64),
+                                     wok::where(positive, in[0], 0.0)};
+        },
+        {x});
+    const std::string width = " of width " + std::to_string(c);
+    expect_close(r.jit[0], r.pre[0], 0, "mean(x > 0.5)" + width);
+    expect_close(r.jit[1], r.pre[1], 0, "cast(x > 0.5)" + width);
+    expect_close(r.jit[2], r.pre[2], 0, "where(x > 0.5, x, 0)" + width);
+    EXPECT_EQ(r.launches, 1) << width;
+  }
+}
+
 TEST_F(JitColumnKernel, Float64) {
   for (int64_t c : {256, 1000, 4099}) {
     Tensor x = input({1500, c}, 31, wok::DType::kFloat64);

@@ -334,4 +334,17 @@ TEST_F(JitReductionEdges, EpilogueInputsLineUpWithTheReducedValue) {
   wok::Tensor b = wok::from_vector(std::vector<bool>{true, false});
   wok::Tensor z = wok::where(b, wok::max(x, {1, 2}, false), wok::min(x, {1, 2}, false));
   EXPECT_EQ(z.to_vector<float>(), (std::vector<float>{2, 3}));
+  // The same when the input is not constant along the reduced dims by
+  // luck but only misaligned: [2, 4, 1] beside a mean of [2, 4, 1, 1] over
+  // its last dim would read as [1, 2, 4, 1] (random program 3001905).
+  wok::Tensor x4 = wok::from_vector(std::vector<float>{-1.5f, -0.1f, -1.9f, 2.5f, -0.9f, 1.6f, -1.8f, -1.1f}, {2, 4, 1, 1});
+  wok::Tensor v = wok::from_vector(std::vector<float>{1.5f, 0, -1, -0.5f, 1.5f, -2, 0, 1}, {2, 4, 1});
+  wok::Tensor m = wok::maximum(wok::mean(x4, {3}, false), v);
+  EXPECT_EQ(m.to_vector<float>(), (std::vector<float>{1.5f, 0, -1, 2.5f, 1.5f, 1.6f, 0, 1}));
+  // A reduced value without its reduced dims in a full-size consumer
+  // broadcasts along the row there, not one per row (random program 1001989).
+  wok::Tensor sq = wok::from_vector(std::vector<float>{1, 2, 3, 4, 5, 6, 7, 8, 9}, {3, 3});
+  wok::Tensor means = wok::mean(sq, {1}, false);  // [2, 5, 8]
+  wok::Tensor picked = wok::where(means < sq, means, sq);
+  EXPECT_EQ(picked.to_vector<float>(), (std::vector<float>{1, 2, 3, 2, 5, 6, 2, 5, 8}));
 }

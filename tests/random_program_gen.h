@@ -32,10 +32,13 @@ using wok::Tensor;
 
 enum class Flavour { kContinuous, kInteger, kMixed };
 
-// The dtypes programs are drawn from: the integers' first (the kInteger
-// flavour picks among the first three), then the floats.
-inline constexpr DType kProgramDTypes[] = {DType::kBool, DType::kInt32, DType::kInt64, DType::kFloat32,
-                                           DType::kFloat64};
+// The dtypes programs are drawn from: the Integer flavour's (bool and the
+// integers), then the floats; the Continuous flavour takes the floats, the
+// Mixed flavour all thirteen.
+inline constexpr DType kProgramDTypes[] = {
+    DType::kBool,  DType::kInt32,  DType::kInt64,  DType::kInt8,    DType::kUInt8,   DType::kInt16,  DType::kUInt16,
+    DType::kUInt32, DType::kUInt64, DType::kFloat32, DType::kFloat64, DType::kFloat16, DType::kBFloat16};
+inline constexpr int kIntegerDTypes = 9, kAllDTypes = 13;
 
 using StepFn = std::function<Tensor(const std::vector<Tensor>&)>;
 
@@ -56,12 +59,65 @@ inline std::string ints_code(const std::vector<int64_t>& v) {
 inline std::string dtype_code(DType t) {
   switch (t) {
     case DType::kBool: return "wok::DType::kBool";
+    case DType::kInt8: return "wok::DType::kInt8";
+    case DType::kUInt8: return "wok::DType::kUInt8";
+    case DType::kInt16: return "wok::DType::kInt16";
+    case DType::kUInt16: return "wok::DType::kUInt16";
     case DType::kInt32: return "wok::DType::kInt32";
+    case DType::kUInt32: return "wok::DType::kUInt32";
     case DType::kInt64: return "wok::DType::kInt64";
+    case DType::kUInt64: return "wok::DType::kUInt64";
+    case DType::kFloat16: return "wok::DType::kFloat16";
+    case DType::kBFloat16: return "wok::DType::kBFloat16";
     case DType::kFloat32: return "wok::DType::kFloat32";
     case DType::kFloat64: break;
   }
   return "wok::DType::kFloat64";
+}
+// The C++ element type of from_vector for t.
+inline const char* element_code(DType t) {
+  switch (t) {
+    case DType::kBool: return "bool";
+    case DType::kInt8: return "int8_t";
+    case DType::kUInt8: return "uint8_t";
+    case DType::kInt16: return "int16_t";
+    case DType::kUInt16: return "uint16_t";
+    case DType::kInt32: return "int32_t";
+    case DType::kUInt32: return "uint32_t";
+    case DType::kInt64: return "int64_t";
+    case DType::kUInt64: return "uint64_t";
+    case DType::kFloat16: return "wok::half";
+    case DType::kBFloat16: return "wok::bfloat16";
+    case DType::kFloat32: return "float";
+    case DType::kFloat64: break;
+  }
+  return "double";
+}
+// A tensor of dtype t from exact values (floats already rounded to t, integers wrapped to it).
+inline Tensor make_input(DType t, const std::vector<double>& fv, const std::vector<int64_t>& iv, const Shape& s) {
+  auto from = [&](auto tag, const auto& values) {
+    using E = decltype(tag);
+    std::vector<E> v;
+    v.reserve(values.size());
+    for (auto x : values) v.push_back(static_cast<E>(x));
+    return wok::from_vector(v, s);
+  };
+  switch (t) {
+    case DType::kBool: return wok::from_vector(std::vector<bool>(iv.begin(), iv.end()), s);
+    case DType::kInt8: return from(int8_t{}, iv);
+    case DType::kUInt8: return from(uint8_t{}, iv);
+    case DType::kInt16: return from(int16_t{}, iv);
+    case DType::kUInt16: return from(uint16_t{}, iv);
+    case DType::kInt32: return from(int32_t{}, iv);
+    case DType::kUInt32: return from(uint32_t{}, iv);
+    case DType::kInt64: return from(int64_t{}, iv);
+    case DType::kUInt64: return from(uint64_t{}, iv);
+    case DType::kFloat16: return from(wok::half{}, fv);
+    case DType::kBFloat16: return from(wok::bfloat16{}, fv);
+    case DType::kFloat32: return from(float{}, fv);
+    case DType::kFloat64: break;
+  }
+  return wok::from_vector(fv, s);
 }
 inline std::string num_code(double v, bool f32) {
   if (std::isnan(v)) return "NAN";
@@ -93,6 +149,11 @@ class Generator {
   int pick(int lo, int hi) { return std::uniform_int_distribution<int>(lo, hi)(rng_); }
   double uniform(double lo, double hi) { return std::uniform_real_distribution<double>(lo, hi)(rng_); }
   bool chance(int one_in) { return pick(1, one_in) == 1; }
+  // float32 and float64, a half type one time in four.
+  DType continuous_dtype() {
+    if (chance(4)) return pick(0, 1) ? DType::kFloat16 : DType::kBFloat16;
+    return pick(0, 1) ? DType::kFloat32 : DType::kFloat64;
+  }
   int64_t cap() const { return big_ ? 12000 : 600; }
   int n() const { return static_cast<int>(p_.vals.size()); }
   const Tensor& V(int i) const { return p_.vals[i]; }
@@ -118,14 +179,11 @@ class Generator {
 
   DType input_dtype() {
     switch (flavour_) {
-      case Flavour::kContinuous: return pick(0, 1) ? DType::kFloat32 : DType::kFloat64;
-      case Flavour::kInteger: {
-        DType ts[] = {DType::kInt32, DType::kInt64, DType::kBool};
-        return ts[pick(0, 2)];
-      }
+      case Flavour::kContinuous: return continuous_dtype();
+      case Flavour::kInteger: return kProgramDTypes[pick(0, kIntegerDTypes - 1)];
       case Flavour::kMixed: break;
     }
-    return kProgramDTypes[pick(0, 4)];
+    return kProgramDTypes[pick(0, kAllDTypes - 1)];
   }
 
   // Adds a step: `expr` is its C++ code, `fn` builds it, `ref` its reference
@@ -170,9 +228,10 @@ class Generator {
       } else {
         int64_t v = t == DType::kBool ? pick(0, 1) : ties ? pick(-2, 2) : pick(-50, 50);
         if (large && t != DType::kBool) {
-          int64_t big[] = {INT32_MAX, INT32_MIN, 1 << 20, -(1 << 24), INT64_MAX, INT64_MIN};
-          v = rp::wrap(t, wok::wrap_add(big[pick(0, 5)], static_cast<int64_t>(pick(-2, 2))));  // near the limits: wraps
+          int64_t big[] = {INT32_MAX, INT32_MIN, 1 << 20, -(1 << 24), INT64_MAX, INT64_MIN, INT8_MAX, INT16_MIN, UINT16_MAX};
+          v = wok::wrap_add(big[pick(0, 8)], static_cast<int64_t>(pick(-2, 2)));  // near the limits: wraps
         }
+        v = rp::wrap(t, v);  // the unsigned hold small negatives as large values
         iv[k] = v;
         r.i[k] = v;
       }
@@ -180,24 +239,16 @@ class Generator {
     std::string lit;
     for (int64_t k = 0; k < count; ++k) {
       if (k) lit += ", ";
-      if (rp::is_f(t)) lit += num_code(fv[k], t == DType::kFloat32);
+      if (rp::is_half(t)) lit += std::string(element_code(t)) + "(" + num_code(fv[k], true) + ")";
+      else if (rp::is_f(t)) lit += num_code(fv[k], t == DType::kFloat32);
       else if (t == DType::kBool) lit += iv[k] ? "true" : "false";
+      else if (t == DType::kUInt64) lit += std::to_string(static_cast<uint64_t>(iv[k])) + "ull";
       else if (iv[k] == INT64_MIN) lit += "INT64_MIN";
       else lit += std::to_string(iv[k]);
     }
-    const char* ctype[] = {"bool", "int32_t", "int64_t", "float", "double"};
-    std::string expr = std::string("wok::from_vector(std::vector<") + ctype[static_cast<int>(t)] + ">{" + lit +
-                       "}, wok::Shape" + ints_code(s) + ")";
-    StepFn fn = [t, s, fv, iv](const std::vector<Tensor>&) {
-      switch (t) {
-        case DType::kFloat32: return wok::from_vector(std::vector<float>(fv.begin(), fv.end()), s);
-        case DType::kFloat64: return wok::from_vector(fv, s);
-        case DType::kInt32: return wok::from_vector(std::vector<int32_t>(iv.begin(), iv.end()), s);
-        case DType::kInt64: return wok::from_vector(iv, s);
-        case DType::kBool: break;
-      }
-      return wok::from_vector(std::vector<bool>(iv.begin(), iv.end()), s);
-    };
+    std::string expr = std::string("wok::from_vector(std::vector<") + element_code(t) + ">{" + lit + "}, wok::Shape" +
+                       ints_code(s) + ")";
+    StepFn fn = [t, s, fv, iv](const std::vector<Tensor>&) { return make_input(t, fv, iv, s); };
     return push(expr, fn, [&](const Tensor&) { return r; });
   }
   int fresh_input(const Shape& s) { return fresh_input(s, input_dtype()); }

@@ -181,7 +181,9 @@ inline void Generator::op_where(int a) {
 
 inline void Generator::op_clamp(int a) {
   const bool f = rp::is_f(V(a).dtype());
-  double lo = f ? pick(-6, 2) * 0.25 : pick(-30, 5), hi = f ? lo + pick(0, 8) * 0.25 : lo + pick(0, 40);
+  // Unsigned bounds stay >= 0 (a negative one would convert to a large value).
+  const int lowest = wok::is_unsigned(V(a).dtype()) ? 0 : -30;
+  double lo = f ? pick(-6, 2) * 0.25 : pick(lowest, 5), hi = f ? lo + pick(0, 8) * 0.25 : lo + pick(0, 40);
   push("wok::clamp(" + T(a) + ", " + num_code(lo, false) + ", " + num_code(hi, false) + ")",
        [a, lo, hi](const std::vector<Tensor>& v) { return wok::clamp(v[a], lo, hi); },
        [&](const Tensor&) { return rp::ref_clamp(RV(a), lo, hi); });
@@ -189,9 +191,9 @@ inline void Generator::op_clamp(int a) {
 
 inline void Generator::op_cast(int a) {
   DType t;
-  if (flavour_ == Flavour::kContinuous) t = pick(0, 1) ? DType::kFloat32 : DType::kFloat64;
-  else if (flavour_ == Flavour::kInteger) t = kProgramDTypes[pick(0, 2)];
-  else t = kProgramDTypes[pick(0, 4)];
+  if (flavour_ == Flavour::kContinuous) t = continuous_dtype();
+  else if (flavour_ == Flavour::kInteger) t = kProgramDTypes[pick(0, kIntegerDTypes - 1)];
+  else t = kProgramDTypes[pick(0, kAllDTypes - 1)];
   push("wok::cast(" + T(a) + ", " + dtype_code(t) + ")", [a, t](const std::vector<Tensor>& v) { return wok::cast(v[a], t); },
        [&](const Tensor&) { return rp::ref_cast(RV(a), t); });
 }
@@ -235,7 +237,7 @@ inline void Generator::op_norm(int a) {
   const int rank = V(a).ndim();
   if (rank == 0) return;
   const int64_t last = V(a).shape().back();
-  DType wt = flavour_ == Flavour::kMixed ? kProgramDTypes[pick(0, 4)] : pick(0, 1) ? DType::kFloat32 : DType::kFloat64;
+  DType wt = flavour_ == Flavour::kMixed ? kProgramDTypes[pick(0, kAllDTypes - 1)] : continuous_dtype();
   switch (pick(0, 3)) {
     case 0:
     case 1: {

@@ -50,13 +50,25 @@ inline El unary_el(U op, DType in_t, DType t, El x0) {
     o.r = r;
     return o;
   }
+  // A narrow integer widens first (Note [The widening adapter] in
+  // runtime/widening.h): the op runs on its compute dtype, whose float
+  // result (float64) rounds once to t.
+  if (!is_f(in_t) && is_f(t) && wok::compute_dtype(in_t) != in_t) {
+    const DType wide = wok::float_result_type(wok::compute_dtype(in_t));
+    if (wide != t) return conv(unary_el(op, wok::compute_dtype(in_t), wide, x0), wide, t);
+  }
+  // Half types compute in float32 (Note [Half values in the reference]);
+  // the sign ops and the roundings to integers give half values as they are.
+  if (is_half(t) && op != U::kNeg && op != U::kAbs && op != U::kRelu && op != U::kFloor && op != U::kCeil && op != U::kRound)
+    return to_half(t, unary_el(op, in_t, DType::kFloat32, x0));
   El x = conv(x0, in_t, t);
   if (!is_f(t)) {
     int64_t v = x.i;
+    const bool unsigned_t = wok::is_unsigned(t);
     switch (op) {
       case U::kNeg: o.i = wrap(t, wsub(0, v)); break;
-      case U::kAbs: o.i = wrap(t, v < 0 ? wsub(0, v) : v); break;
-      case U::kRelu: o.i = std::max<int64_t>(v, 0); break;
+      case U::kAbs: o.i = wrap(t, v < 0 && !unsigned_t ? wsub(0, v) : v); break;
+      case U::kRelu: o.i = unsigned_t ? v : std::max<int64_t>(v, 0); break;
       case U::kSquare: o.i = wrap(t, wmul(v, v)); break;
       default: o.i = v; break;  // floor, ceil, round of an integer
     }
@@ -115,6 +127,11 @@ inline El unary_el(U op, DType in_t, DType t, El x0) {
       break;
     case U::kSilu: y = v * sigmoid_d(v); prop = lip(1.1); break;  // max |silu'| = 1.0998
     case U::kGelu: {
+      if (std::isinf(v) && v < 0) {  // the limit, 0 (libm's tanh form gives -inf * 0 = nan); its sign is the formula's
+        o.f = 0;
+        o.r = exact ? kTiny : kInf;
+        return o;
+      }
       // Rounded at each of its steps in t: 0.5 x (1 + tanh(c (x + 0.044715 x^3))); the sum 1 + tanh
       // cancels for negative x, so its error is relative to |x|, not |y| (a few eps each of
       // tanh and the roundings, times 0.5 |x|).
@@ -134,7 +151,7 @@ inline El unary_el(U op, DType in_t, DType t, El x0) {
 
 inline int64_t ipow(DType t, int64_t a, int64_t b, double* r) {
   *r = 0;
-  if (b < 0) {
+  if (b < 0 && !wok::is_unsigned(t)) {
     if (a == 1) return 1;
     if (a == -1) return (b & 1) ? -1 : 1;
     if (a == 0) *r = kInf;  // 1 / 0
@@ -162,6 +179,13 @@ inline El binary_el(B op, DType ta, DType tb, DType t, El a0, El b0) {
   }
   const bool cmp = op >= B::kEq;
   const DType ct = cmp ? wok::promote_types(ta, tb) : t;
+  if (is_half(ct)) {  // in float32 (Note [Half values in the reference])
+    // An integer operand converts to the half type first (as the op's
+    // dtype rule promotes it: 65520 is inf in float16), then to float32.
+    auto widen = [ct](const El& e, DType from) { return conv(conv(e, from, ct), ct, DType::kFloat32); };
+    El o32 = binary_el(op, DType::kFloat32, DType::kFloat32, cmp ? t : DType::kFloat32, widen(a0, ta), widen(b0, tb));
+    return cmp ? o32 : to_half(t, o32);
+  }
   El a = conv(a0, ta, ct), b = conv(b0, tb, ct);
   if (cmp) {
     auto c = [op](auto x, auto z) {
@@ -181,7 +205,7 @@ inline El binary_el(B op, DType ta, DType tb, DType t, El a0, El b0) {
         o.r = 0;
       else o.r = kInf;
     } else {
-      o.i = c(a.i, b.i);
+      o.i = ct == DType::kUInt64 ? c(static_cast<uint64_t>(a.i), static_cast<uint64_t>(b.i)) : c(a.i, b.i);
       o.r = std::max(a.r, b.r);
     }
     return o;
@@ -193,8 +217,8 @@ inline El binary_el(B op, DType ta, DType tb, DType t, El a0, El b0) {
       case B::kAdd: o.i = wrap(ct, wadd(x, z)); break;
       case B::kSub: o.i = wrap(ct, wsub(x, z)); break;
       case B::kMul: o.i = wrap(ct, wmul(x, z)); break;
-      case B::kMax: o.i = std::max(x, z); break;
-      case B::kMin: o.i = std::min(x, z); break;
+      case B::kMax: o.i = imax(ct, x, z); break;
+      case B::kMin: o.i = imin(ct, x, z); break;
       case B::kPow: {
         double r;
         o.i = ipow(ct, x, z, &r);
@@ -247,12 +271,14 @@ inline void merge_bitwise(Val& out, std::initializer_list<const Val*> in) {
 inline Val ref_unary(U op, const Val& x, DType t) {
   Val o = make_val(t, x.shape);
   merge_bitwise(o, {&x});
+  if (is_half(t)) o.bitwise = false;
   for (int64_t k = 0; k < o.size(); ++k) put(o, k, unary_el(op, x.dtype, t, get(x, k)));
   return o;
 }
 inline Val ref_binary(B op, const Val& a, const Val& b, DType t) {
   Val o = make_val(t, bshape(a.shape, b.shape));
   merge_bitwise(o, {&a, &b});
+  if (is_half(t) || is_half(a.dtype) || is_half(b.dtype)) o.bitwise = false;
   for (int64_t k = 0; k < o.size(); ++k)
     put(o, k, binary_el(op, a.dtype, b.dtype, t, get(a, bindex(a.shape, o.shape, k)), get(b, bindex(b.shape, o.shape, k))));
   return o;
@@ -295,7 +321,7 @@ inline Val ref_clamp(const Val& x, double lo, double hi) {
       if (e.r < kInf && (v - e.r > h || v + e.r < l)) e.r = 0;
       if (e.f == 0 && (l == 0 || h == 0)) e.r = std::max(e.r, kTiny);  // max(-0, +0): either zero
     } else {
-      e.i = std::min<int64_t>(std::max<int64_t>(e.i, static_cast<int64_t>(lo)), static_cast<int64_t>(hi));
+      e.i = imin(x.dtype, imax(x.dtype, e.i, static_cast<int64_t>(lo)), static_cast<int64_t>(hi));
     }
     put(o, k, e);
   }

@@ -84,12 +84,13 @@ inline Val ref_reduce(R kind, const Val& x, const std::vector<int64_t>& axes, bo
     switch (kind) {
       case R::kSum:
       case R::kMean: {
-        if (!is_f(t) || (kind == R::kMean && !xf && x.dtype != DType::kInt64)) {
-          // Integers sum exactly in int64, wrapping; bool / int32 means divide that sum.
+        const bool wide_int = wok::compute_dtype(x.dtype) == DType::kInt64 || x.dtype == DType::kUInt64;
+        if (!is_f(t) || (kind == R::kMean && !xf && !wide_int)) {
+          // Integers sum exactly in int64, wrapping; the means of those computing in int32 divide that sum.
           int64_t s = 0;
           for (int64_t f : idx) s = wadd(s, x.i[f]);
           if (kind == R::kSum) {
-            e.i = s;
+            e.i = wrap(t, s);
             e.r = unknown ? kInf : 0;
           } else {
             e.f = rnd(t, static_cast<double>(s) / static_cast<double>(n));
@@ -98,12 +99,13 @@ inline Val ref_reduce(R kind, const Val& x, const std::vector<int64_t>& axes, bo
           }
           break;
         }
-        // Floats (and int64 means, which the precompiled kernel sums in double).
-        const DType at = xf ? x.dtype : DType::kFloat64;
+        // Floats (and the means of 64-bit integers, which the precompiled kernel sums in double).
+        // Half types accumulate in float32; int64 means in float64.
+        const DType at = xf ? wok::compute_dtype(x.dtype) : DType::kFloat64;
         long double s = 0, mag = 0;
         bool has_nan = false, pinf = false, ninf = false;
         for (int64_t f : idx) {
-          double v = xf ? x.f[f] : static_cast<double>(x.i[f]);
+          double v = num(x.dtype, get(x, f));
           if (std::isnan(v)) has_nan = true;
           else if (std::isinf(v)) (v > 0 ? pinf : ninf) = true;
           else s += v, mag += std::abs(static_cast<long double>(v));
@@ -125,9 +127,10 @@ inline Val ref_reduce(R kind, const Val& x, const std::vector<int64_t>& axes, bo
         if (kind == R::kSum) {
           e.f = y;
           e.r = r;
+          if (is_half(t)) e = to_half(t, e);
         } else {
           e.f = n == 0 ? kNaN : rnd(t, std::isfinite(y) ? static_cast<double>(s / n) : y);
-          e.r = n == 0 ? 0 : r < kInf ? std::max(kTiny, r / static_cast<double>(n) + 2 * eps(t) * std::abs(e.f)) : r;
+          e.r = n == 0 ? 0 : r < kInf ? std::max(kTiny, r / static_cast<double>(n) + 2 * eps(t) * std::abs(e.f) + underflow(t)) : r;
           if (n == 1 && r == 0 && e.f != 0) e.r = 0;
         }
         break;
@@ -136,18 +139,29 @@ inline Val ref_reduce(R kind, const Val& x, const std::vector<int64_t>& axes, bo
         if (!is_f(t)) {
           int64_t p = 1;
           for (int64_t f : idx) p = wmul(p, x.i[f]);
-          e.i = p;
+          e.i = wrap(t, p);
           e.r = unknown ? kInf : 0;
           break;
         }
-        long double p = 1;
-        bool nonfinite = false;
+        long double p = 1, big = 1, small = 1;  // the product; of the factors >= 1 and < 1 in magnitude
+        bool nonfinite = false, zero = false;
         for (int64_t f : idx) {
-          p *= x.f[f];
-          nonfinite = nonfinite || !std::isfinite(x.f[f]);
+          const double v = x.f[f];
+          p *= v;
+          nonfinite = nonfinite || !std::isfinite(v);
+          zero = zero || v == 0;
+          if (std::isfinite(v) && v != 0) (std::abs(v) >= 1 ? big : small) *= std::abs(v);
         }
+        // Some order of multiplication (wok's are unspecified) may overflow or
+        // underflow a partial product in the type it computes in, where the
+        // reference's long double does not: inf * 0 is nan, 0 * inf too.
+        const DType ct = wok::compute_dtype(t);
+        const long double top = ct == DType::kFloat32 ? std::numeric_limits<float>::max() : std::numeric_limits<double>::max();
+        const long double bottom = ct == DType::kFloat32 ? std::numeric_limits<float>::min() : std::numeric_limits<double>::min();
+        const bool partial_range = n > 1 && (big > top || (small < bottom && (!zero || nonfinite)));
         e.f = rnd(t, static_cast<double>(p));
         if (exact && n <= 1) e.r = 0;
+        else if (partial_range) e.r = kInf;
         else if (unknown || nonfinite || !std::isfinite(e.f)) e.r = exact && nonfinite ? 0 : kInf;
         else {
           // sum_i r_i prod_{j != i} |x_j|, plus one rounding per factor.
@@ -160,6 +174,7 @@ inline Val ref_reduce(R kind, const Val& x, const std::vector<int64_t>& axes, bo
             prop += static_cast<double>(q);
           }
           e.r = prop + unit(t) * static_cast<double>(n) * std::abs(e.f);
+          if (is_half(t)) e.r += eps(t) * std::abs(e.f) + underflow(t);  // in float32, rounded once or not at all
           e.r = std::max(e.r, kTiny);
           if (!std::isfinite(e.r)) e.r = kInf;
         }
@@ -170,15 +185,13 @@ inline Val ref_reduce(R kind, const Val& x, const std::vector<int64_t>& axes, bo
         const bool mx = kind == R::kMax;
         if (idx.empty()) {  // the identity: -inf / +inf, an integer's lowest / highest, false / true
           if (xf) e.f = mx ? -kInf : kInf;
-          else if (t == DType::kBool) e.i = mx ? 0 : 1;
-          else if (t == DType::kInt32) e.i = mx ? std::numeric_limits<int32_t>::min() : std::numeric_limits<int32_t>::max();
-          else e.i = mx ? std::numeric_limits<int64_t>::min() : std::numeric_limits<int64_t>::max();
+          else e.i = mx ? ilowest(t) : ihighest(t);
           e.r = 0;
           break;
         }
         if (!xf) {
           int64_t m = x.i[idx[0]];
-          for (int64_t f : idx) m = mx ? std::max(m, x.i[f]) : std::min(m, x.i[f]);
+          for (int64_t f : idx) m = mx ? imax(x.dtype, m, x.i[f]) : imin(x.dtype, m, x.i[f]);
           e.i = m;
           e.r = unknown ? kInf : 0;
           break;
@@ -202,7 +215,7 @@ inline Val ref_reduce(R kind, const Val& x, const std::vector<int64_t>& axes, bo
         int64_t w = 0;
         for (int64_t m = 1; m < n; ++m) {
           if (!xf) {
-            if (x.i[idx[m]] > x.i[idx[w]]) w = m;
+            if (ilt(x.dtype, x.i[idx[w]], x.i[idx[m]])) w = m;
             continue;
           }
           double best = x.f[idx[w]], v = x.f[idx[m]];
@@ -274,10 +287,17 @@ inline Val ref_matmul(const Val& a0, const Val& b0, DType t) {
             exact = exact && x.r == 0 && y.r == 0;
             finite = finite && std::isfinite(x.f) && std::isfinite(y.f);
           }
-          e.f = rnd(t, static_cast<double>(s));
+          // One product rounds once: in double (exact for float32, correctly
+          // rounded for float64), not through long double (a double rounding).
+          if (K == 1) {
+            const El x = conv(get(a, oa + r * K), a.dtype, t), y = conv(get(b, ob + c), b.dtype, t);
+            e.f = rnd(t, x.f * y.f);
+          } else {
+            e.f = rnd(t, static_cast<double>(s));
+          }
           if (!finite || !std::isfinite(e.f) || !(prop < kInf)) e.r = kInf;
           else if (K <= 1 && exact) e.r = 0;  // no product, or one rounded once
-          else e.r = std::max(kTiny, prop + unit(t) * static_cast<double>(K + 1) * static_cast<double>(mag));
+          else e.r = std::max(kTiny, prop + unit(t) * static_cast<double>(K + 1) * static_cast<double>(mag) + underflow(t));
         }
         put(o, (bi * n + r) * m + c, e);
       }

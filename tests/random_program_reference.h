@@ -59,13 +59,78 @@ constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 constexpr double kTiny = std::numeric_limits<double>::denorm_min();
 
 inline bool is_f(DType t) { return wok::is_floating(t); }
-inline double eps(DType t) { return t == DType::kFloat32 ? 0x1p-23 : t == DType::kFloat64 ? 0x1p-52 : 0; }
+using wok::is_half;
+inline double eps(DType t) {
+  switch (t) {
+    case DType::kFloat16: return 0x1p-10;
+    case DType::kBFloat16: return 0x1p-7;
+    case DType::kFloat32: return 0x1p-23;
+    case DType::kFloat64: return 0x1p-52;
+    default: return 0;
+  }
+}
 inline double unit(DType t) { return eps(t) / 2; }
-inline double rnd(DType t, double v) { return t == DType::kFloat32 ? static_cast<double>(static_cast<float>(v)) : v; }
+// Half the smallest subnormal: the absolute error of rounding to t near zero.
+inline double underflow(DType t) {
+  switch (t) {
+    case DType::kFloat16: return 0x1p-25;
+    case DType::kBFloat16: return 0x1p-134;
+    case DType::kFloat32: return 0x1p-150;
+    default: return 0x1p-1075;
+  }
+}
+// v rounded to t, once (float16 and bfloat16 from the double directly).
+inline double rnd(DType t, double v) {
+  switch (t) {
+    case DType::kFloat32: return static_cast<double>(static_cast<float>(v));
+    case DType::kFloat16: return static_cast<double>(static_cast<float>(wok::half(v)));
+    case DType::kBFloat16: return static_cast<double>(static_cast<float>(wok::bfloat16(v)));
+    default: return v;
+  }
+}
+// v wrapped to the integer t's width. uint64 values are held as their
+// int64 bit pattern (num() reads them back unsigned).
 inline int64_t wrap(DType t, int64_t v) {
-  if (t == DType::kInt32) return static_cast<int32_t>(static_cast<uint32_t>(static_cast<uint64_t>(v)));
-  if (t == DType::kBool) return v != 0;
-  return v;
+  const auto u = static_cast<uint64_t>(v);
+  switch (t) {
+    case DType::kBool: return v != 0;
+    case DType::kInt8: return static_cast<int8_t>(static_cast<uint8_t>(u));
+    case DType::kUInt8: return static_cast<uint8_t>(u);
+    case DType::kInt16: return static_cast<int16_t>(static_cast<uint16_t>(u));
+    case DType::kUInt16: return static_cast<uint16_t>(u);
+    case DType::kInt32: return static_cast<int32_t>(static_cast<uint32_t>(u));
+    case DType::kUInt32: return static_cast<uint32_t>(u);
+    default: return v;
+  }
+}
+// a < b for integers of dtype t (uint64 compares its bit patterns unsigned).
+inline bool ilt(DType t, int64_t a, int64_t b) {
+  return t == DType::kUInt64 ? static_cast<uint64_t>(a) < static_cast<uint64_t>(b) : a < b;
+}
+inline int64_t imax(DType t, int64_t a, int64_t b) { return ilt(t, a, b) ? b : a; }
+inline int64_t imin(DType t, int64_t a, int64_t b) { return ilt(t, b, a) ? b : a; }
+// The integer t's lowest and highest values (uint64's highest as its bit pattern, -1).
+inline int64_t ilowest(DType t) {
+  switch (t) {
+    case DType::kInt8: return INT8_MIN;
+    case DType::kInt16: return INT16_MIN;
+    case DType::kInt32: return INT32_MIN;
+    case DType::kInt64: return INT64_MIN;
+    default: return 0;  // bool and the unsigned
+  }
+}
+inline int64_t ihighest(DType t) {
+  switch (t) {
+    case DType::kBool: return 1;
+    case DType::kInt8: return INT8_MAX;
+    case DType::kUInt8: return UINT8_MAX;
+    case DType::kInt16: return INT16_MAX;
+    case DType::kUInt16: return UINT16_MAX;
+    case DType::kInt32: return INT32_MAX;
+    case DType::kUInt32: return UINT32_MAX;
+    case DType::kUInt64: return -1;
+    default: return INT64_MAX;
+  }
 }
 inline int64_t wadd(int64_t a, int64_t b) { return static_cast<int64_t>(static_cast<uint64_t>(a) + static_cast<uint64_t>(b)); }
 inline int64_t wsub(int64_t a, int64_t b) { return static_cast<int64_t>(static_cast<uint64_t>(a) - static_cast<uint64_t>(b)); }
@@ -105,7 +170,10 @@ inline void put(Val& v, int64_t k, const El& e) {
   else v.i[k] = e.i;
   v.r[k] = e.r;
 }
-inline double num(DType t, const El& e) { return is_f(t) ? e.f : static_cast<double>(e.i); }
+inline double num(DType t, const El& e) {
+  if (is_f(t)) return e.f;
+  return t == DType::kUInt64 ? static_cast<double>(static_cast<uint64_t>(e.i)) : static_cast<double>(e.i);
+}
 
 // The bound of a correctly rounded op whose inputs were off by `prop`.
 inline double rounded_r(DType t, double y, double prop) {
@@ -122,19 +190,38 @@ inline double approx_r(DType t, double x, double y, double prop, double ulps) {
   return prop + ulps * eps(t) * std::abs(y);
 }
 
-// Casts (and the conversions of promotion): C++ conversions, float to int
-// truncating, nan / inf / out of range giving the most negative integer.
+// Casts (and the conversions of promotion), as Note [Float to integer
+// casts] (runtime/element_cast.h) says: truncation; to int32 and int64, nan,
+// inf and out of range give the most negative integer; the narrower
+// integers convert through int32 and uint32 through int64, then wrap;
+// uint64 takes [2^63, 2^64) exactly and the rest through int64.
 inline int64_t float_to_int(DType to, double x) {
-  const double lo = to == DType::kInt32 ? -2147483648.0 : -9223372036854775808.0;
-  if (!(x >= lo && x < -lo)) return to == DType::kInt32 ? std::numeric_limits<int32_t>::min() : std::numeric_limits<int64_t>::min();
-  return static_cast<int64_t>(std::trunc(x));
+  auto through = [x](bool wide) -> int64_t {
+    const double lo = wide ? -9223372036854775808.0 : -2147483648.0;
+    if (!(x >= lo && x < -lo)) return wide ? std::numeric_limits<int64_t>::min() : std::numeric_limits<int32_t>::min();
+    return static_cast<int64_t>(std::trunc(x));
+  };
+  switch (to) {
+    case DType::kInt64: return through(true);
+    case DType::kUInt32: return wrap(to, through(true));
+    case DType::kUInt64:
+      if (x >= 9223372036854775808.0 && x < 18446744073709551616.0) return static_cast<int64_t>(static_cast<uint64_t>(x));
+      return through(true);
+    default: return wrap(to, through(false));
+  }
 }
 inline El conv(const El& e, DType from, DType to) {
   if (from == to) return e;
   El o;
   if (is_f(to)) {
-    o.f = rnd(to, num(from, e));
+    // One rounding: a 64-bit integer converts to float32 directly, not through double.
+    if (to == DType::kFloat32 && from == DType::kUInt64) o.f = static_cast<float>(static_cast<uint64_t>(e.i));
+    else if (to == DType::kFloat32 && from == DType::kInt64) o.f = static_cast<float>(e.i);
+    else o.f = rnd(to, num(from, e));
     o.r = e.r == 0 ? 0 : rounded_r(to, o.f, e.r);
+    // An integer float32 cannot hold converts to a half type once in the
+    // precompiled kernels but through float32 in a fused one.
+    if (is_half(to) && !is_f(from) && static_cast<double>(static_cast<float>(num(from, e))) != num(from, e)) o.r = kInf;
   } else if (to == DType::kBool) {
     if (is_f(from)) {
       o.i = e.f != 0;
@@ -154,6 +241,28 @@ inline El conv(const El& e, DType from, DType to) {
   }
   return o;
 }
+
+// Note [Half values in the reference]
+// float16 and bfloat16 compute in float32 (Note [Compute dtypes] in
+// runtime/dtype.h): an op on them is emulated in float32 and its result
+// rounded to the half type. The precompiled kernels round every op's
+// result, a fused kernel only the values it stores, so wok's value of an
+// intermediate is either rounded or not: within eps(t) |y| (the
+// reference's rounding and the one wok may have skipped) plus the
+// underflow term of the reference's, and a value that overflows t in the
+// reference may not in a fused kernel (unknown). A float32 result that is
+// exact and that t holds is exact in both. Half results are never
+// bitwise: the JIT and the precompiled kernels agree within the bound.
+inline El to_half(DType t, const El& o32) {
+  El o;
+  o.f = rnd(t, o32.f);
+  if (std::isnan(o.f)) o.r = o32.r;
+  else if (o32.r == 0 && o.f == o32.f) o.r = 0;
+  else if (std::isinf(o.f)) o.r = kInf;
+  else o.r = o32.r < kInf ? o32.r + eps(t) * std::abs(o.f) + underflow(t) : kInf;
+  return o;
+}
+
 inline bool truth(DType t, const El& e, double* r) {
   El b = conv(e, t, DType::kBool);
   *r = b.r;

@@ -111,12 +111,24 @@ void fuse_elementwise(PlanGraph& g) {
     // Every input of the elementwise group must be readable along the row;
     // a group of reduced values reads only values constant along it.
     const bool reduced_group = !is_full_value(ew, row);
+    // A group of values without the reduced dims (keepdims false) broadcasts
+    // its inputs in its own frame; the kernel reads them against the space.
+    const bool dropped_frame = reduced_group && ew.size() < row.shape.size();
     for (size_t n = 0; n < n_nodes; ++n)
       if (candidate[n] && uf.find(static_cast<int>(n)) == other)
         for (int v : g.inputs_of(static_cast<int>(n))) {
           const Shape& shape = g.fragment.values[v].shape;
           if (!is_readable_input(shape, row)) return std::nullopt;
           if (reduced_group && !is_constant_along_reduced_dims(shape, row)) return std::nullopt;
+          // Values are read against the space: an input of a group in the
+          // dropped frame, and a reduced value without its reduced dims that a
+          // full group reads ([4] of a [4, 4] row sum broadcasts along the
+          // row in its consumer's frame, not one per row), must line up.
+          const int p = g.producer[v];
+          const bool inside = p >= 0 && candidate[p] && (uf.find(p) == a || uf.find(p) == b);
+          const bool from_row_group = inside && uf.find(p) != other;
+          const bool must_align = dropped_frame ? !inside : from_row_group && !is_full_value(shape, row);
+          if (must_align && !aligns_as_reduced_value(shape, row)) return std::nullopt;
         }
     return row;
   };

@@ -171,8 +171,12 @@ void ColumnKernelGenerator::analyse() {
     else if (varies_r_[i]) row_level_.push_back(static_cast<int>(i));
     else tile_level_.push_back(static_cast<int>(i));
   }
-  // The tile-level values the rows read (streaming recomputes them per row).
+  // The tile-level values the rows read (streaming recomputes them per row):
+  // those the row-level values and the reductions use, and the outputs
+  // stored every row (a full output that does not vary along R).
   std::vector<bool> needed(ins.size(), false);
+  for (int o = 0; o < spec_.num_outputs(); ++o)
+    if (!reduced_output(o)) needed[spec_.program.outputs[o]] = true;
   for (int i = static_cast<int>(ins.size()) - 1; i >= 0; --i) {
     const bool row = !per_call_[i] && !post_[i] && varies_r_[i];
     if (!row && !needed[i] && !is_reduction(ins[i].op)) continue;

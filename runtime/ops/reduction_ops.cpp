@@ -41,7 +41,8 @@ OpDef reduction(std::string name, ReduceResult result, bool needs_identity, Redu
   def.infer_dtype = [result](std::span<const DType> in, const Attrs&) {
     DType t = in[0];
     switch (result) {
-      case ReduceResult::kAccumulate: return one(is_floating(t) ? t : DType::kInt64);
+      // uint64 keeps its type (NumPy); no wider type holds its sums either way.
+      case ReduceResult::kAccumulate: return one(is_floating(t) || t == DType::kUInt64 ? t : DType::kInt64);
       case ReduceResult::kMean: return one(float_result_type(t));
       case ReduceResult::kSame: return one(t);
       case ReduceResult::kIndex: return one(DType::kInt64);
@@ -56,7 +57,7 @@ OpDef reduction(std::string name, ReduceResult result, bool needs_identity, Redu
 
 void register_reduction_ops(OpRegistry& r) {
   r.add(reduction("sum", ReduceResult::kAccumulate, false, {ScalarOp::kReduceSum},
-                  "sum; integers accumulate in int64; 0 over zero elements"));
+                  "sum; integers accumulate in int64 (uint64 in uint64); 0 over zero elements"));
   r.add(reduction("mean", ReduceResult::kMean, false, {ScalarOp::kReduceSum, /*divides_by_count=*/true}, "arithmetic mean; nan over zero elements"));
   // Over zero elements max and min give their identity (ONNX): -inf and
   // +inf, an integer dtype's lowest and highest value, false and true.
@@ -65,7 +66,7 @@ void register_reduction_ops(OpRegistry& r) {
   r.add(reduction("min", ReduceResult::kSame, false, {ScalarOp::kReduceMin},
                   "minimum, nan-propagating; +inf (integers: the highest value) over zero elements"));
   r.add(reduction("prod", ReduceResult::kAccumulate, false, {ScalarOp::kReduceProd},
-                  "product; integers accumulate in int64; 1 over zero elements"));
+                  "product; integers accumulate in int64 (uint64 in uint64); 1 over zero elements"));
   r.add(reduction("argmax", ReduceResult::kIndex, true, {ScalarOp::kReduceArgmax},
                   "row-major index of the first maximum within the reduced axes (nan counts as maximum)"));
 }

@@ -137,11 +137,15 @@ void matmul_typed(const KernelContext& ctx) {
   else gemm<U, 2 * V>(pr, A, B, C);
 }
 
+// The compute dtypes and uint64, which has no wider type to widen to (its
+// products and sums wrap like the other integers').
+constexpr DTypeMask kMatmulDTypes = kComputeDTypeMask | dtype_bit(DType::kUInt64);
+
 void matmul_kernel(const KernelContext& ctx) {
   const DType t = ctx.inputs[0].dtype;
   if (ctx.inputs[1].dtype != t || ctx.outputs[0].dtype != t)
     throw DTypeError("matmul kernel: operands and result must share one dtype");
-  visit_dtype(t, [&](auto tag) {
+  visit_dtype<kMatmulDTypes>(t, [&](auto tag) {
     using T = decltype(tag);
     if constexpr (std::is_same_v<T, bool>) unsupported_dtype(ctx, t);
     else matmul_typed<T>(ctx);
@@ -150,6 +154,6 @@ void matmul_kernel(const KernelContext& ctx) {
 
 }  // namespace
 
-void register_matmul_kernels(OpRegistry& r) { r.add_kernel("matmul", DeviceType::kCPU, matmul_kernel); }
+void register_matmul_kernels(OpRegistry& r) { r.add_kernel("matmul", DeviceType::kCPU, matmul_kernel, kMatmulDTypes); }
 
 }  // namespace wok::cpu::WOK_ISA_NS

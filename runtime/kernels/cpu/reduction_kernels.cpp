@@ -277,29 +277,37 @@ void reduce(const KernelContext& ctx) {
 }
 
 template <typename T>
-using acc_t = std::conditional_t<std::is_floating_point_v<T>, T, int64_t>;
+using acc_t = std::conditional_t<std::is_floating_point_v<T>, T, std::conditional_t<std::is_same_v<T, uint64_t>, uint64_t, int64_t>>;
+
+// The dtypes these kernels are instantiated for: the compute dtypes and
+// uint64, which has no wider type to widen to (Note [Compute dtypes]).
+constexpr DTypeMask kReductionDTypes = kComputeDTypeMask | dtype_bit(DType::kUInt64);
+// max, min and argmax take every integer as it is: widened, an empty
+// reduction's identity would be the wide type's (INT32_MAX narrows to -1 in int8).
+constexpr DTypeMask kComparingDTypes = kReductionDTypes | dtype_bit(DType::kInt8) | dtype_bit(DType::kUInt8) |
+                                       dtype_bit(DType::kInt16) | dtype_bit(DType::kUInt16) | dtype_bit(DType::kUInt32);
 
 void sum_kernel(const KernelContext& ctx) {
-  visit_dtype(ctx.inputs[0].dtype, [&](auto tag) {
+  visit_dtype<kReductionDTypes>(ctx.inputs[0].dtype, [&](auto tag) {
     using T = decltype(tag);
     reduce<SumOp<T, acc_t<T>, acc_t<T>>>(ctx);
   });
 }
 
-// Means of bool and int32 sum exactly in int64; int64 sums in double (no
-// overflow) and floats in their own type; the division is in double except
-// for floats, which divide in their own type.
+// Means of bool and int32 sum exactly in int64; int64 and uint64 sum in
+// double (no overflow) and floats in their own type; the division is in
+// double except for floats, which divide in their own type.
 void mean_kernel(const KernelContext& ctx) {
-  visit_dtype(ctx.inputs[0].dtype, [&](auto tag) {
+  visit_dtype<kReductionDTypes>(ctx.inputs[0].dtype, [&](auto tag) {
     using T = decltype(tag);
     using Out = float_result_t<T>;
-    using P = std::conditional_t<std::is_same_v<T, int64_t>, double, acc_t<T>>;
+    using P = std::conditional_t<std::is_integral_v<T> && sizeof(T) == 8, double, acc_t<T>>;
     reduce<MeanOp<T, P, Out>>(ctx);
   });
 }
 
 void prod_kernel(const KernelContext& ctx) {
-  visit_dtype(ctx.inputs[0].dtype, [&](auto tag) {
+  visit_dtype<kReductionDTypes>(ctx.inputs[0].dtype, [&](auto tag) {
     using T = decltype(tag);
     reduce<ProdOp<T, acc_t<T>>>(ctx);
   });
@@ -307,14 +315,14 @@ void prod_kernel(const KernelContext& ctx) {
 
 template <bool kMax>
 void maxmin_kernel(const KernelContext& ctx) {
-  visit_dtype(ctx.inputs[0].dtype, [&](auto tag) {
+  visit_dtype<kComparingDTypes>(ctx.inputs[0].dtype, [&](auto tag) {
     using T = decltype(tag);
     reduce<MaxMinOp<T, kMax>>(ctx);
   });
 }
 
 void argmax_kernel(const KernelContext& ctx) {
-  visit_dtype(ctx.inputs[0].dtype, [&](auto tag) {
+  visit_dtype<kComparingDTypes>(ctx.inputs[0].dtype, [&](auto tag) {
     using T = decltype(tag);
     reduce<ArgmaxOp<T>>(ctx);
   });
@@ -324,12 +332,12 @@ void argmax_kernel(const KernelContext& ctx) {
 
 void register_reduction_kernels(OpRegistry& r) {
   constexpr DeviceType cpu = DeviceType::kCPU;
-  r.add_kernel("sum", cpu, sum_kernel);
-  r.add_kernel("mean", cpu, mean_kernel);
-  r.add_kernel("max", cpu, maxmin_kernel<true>);
-  r.add_kernel("min", cpu, maxmin_kernel<false>);
-  r.add_kernel("prod", cpu, prod_kernel);
-  r.add_kernel("argmax", cpu, argmax_kernel);
+  r.add_kernel("sum", cpu, sum_kernel, kReductionDTypes);
+  r.add_kernel("mean", cpu, mean_kernel, kReductionDTypes);
+  r.add_kernel("max", cpu, maxmin_kernel<true>, kComparingDTypes);
+  r.add_kernel("min", cpu, maxmin_kernel<false>, kComparingDTypes);
+  r.add_kernel("prod", cpu, prod_kernel, kReductionDTypes);
+  r.add_kernel("argmax", cpu, argmax_kernel, kComparingDTypes);
 }
 
 }  // namespace wok::cpu::WOK_ISA_NS
