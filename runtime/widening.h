@@ -15,6 +15,10 @@ namespace wok {
 // the thread pool for large n.
 void convert_elements(DType from, const void* src, DType to, void* dst, int64_t n);
 
+// The native set of a kernel with loops for uint64 as well: the compute
+// dtypes and uint64, the one dtype the adapter has no wider type for.
+inline constexpr DTypeMask kComputeAndUInt64DTypeMask = kComputeDTypeMask | dtype_bit(DType::kUInt64);
+
 // Note [The widening adapter]
 // Most precompiled kernels are instantiated for the five compute dtypes.
 // `widening_kernel(fn, native)` returns a kernel that runs fn directly when

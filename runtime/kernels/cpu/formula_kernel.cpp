@@ -46,7 +46,7 @@ constexpr int kMaxInputs = 4;
 // The dtypes the formula loops are instantiated for: the compute dtypes
 // and uint64, which has no wider type to compute in (its arithmetic wraps
 // like the other integers'; its shifts and bitwise ops are ONNX's).
-constexpr DTypeMask kFormulaDTypes = kComputeDTypeMask | dtype_bit(DType::kUInt64);
+constexpr DTypeMask kFormulaDTypes = kComputeAndUInt64DTypeMask;
 
 ScalarProgram build_program(const KernelContext& ctx) {
   const OpDef& def = ctx.op.def();

@@ -32,6 +32,7 @@
 #include "wok/runtime/kernels/cpu/vec_math.h"
 #include "wok/runtime/op_registry.h"
 #include "wok/runtime/thread_pool.h"
+#include "wok/runtime/widening.h"
 
 namespace wok::cpu::WOK_ISA_NS {
 
@@ -137,15 +138,11 @@ void matmul_typed(const KernelContext& ctx) {
   else gemm<U, 2 * V>(pr, A, B, C);
 }
 
-// The compute dtypes and uint64, which has no wider type to widen to (its
-// products and sums wrap like the other integers').
-constexpr DTypeMask kMatmulDTypes = kComputeDTypeMask | dtype_bit(DType::kUInt64);
-
 void matmul_kernel(const KernelContext& ctx) {
   const DType t = ctx.inputs[0].dtype;
   if (ctx.inputs[1].dtype != t || ctx.outputs[0].dtype != t)
     throw DTypeError("matmul kernel: operands and result must share one dtype");
-  visit_dtype<kMatmulDTypes>(t, [&](auto tag) {
+  visit_dtype<kComputeAndUInt64DTypeMask>(t, [&](auto tag) {
     using T = decltype(tag);
     if constexpr (std::is_same_v<T, bool>) unsupported_dtype(ctx, t);
     else matmul_typed<T>(ctx);
@@ -154,6 +151,6 @@ void matmul_kernel(const KernelContext& ctx) {
 
 }  // namespace
 
-void register_matmul_kernels(OpRegistry& r) { r.add_kernel("matmul", DeviceType::kCPU, matmul_kernel, kMatmulDTypes); }
+void register_matmul_kernels(OpRegistry& r) { r.add_kernel("matmul", DeviceType::kCPU, matmul_kernel, kComputeAndUInt64DTypeMask); }
 
 }  // namespace wok::cpu::WOK_ISA_NS

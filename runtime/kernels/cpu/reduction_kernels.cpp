@@ -29,6 +29,7 @@
 
 #include "wok/runtime/kernels/cpu/strided_loop.h"
 #include "wok/runtime/thread_pool.h"
+#include "wok/runtime/widening.h"
 #include "wok/runtime/wrapping.h"
 #include "wok/runtime/kernels/cpu/elementwise_rules.h"
 #include "wok/runtime/kernels/cpu/isa.h"
@@ -279,13 +280,11 @@ void reduce(const KernelContext& ctx) {
 template <typename T>
 using acc_t = std::conditional_t<std::is_floating_point_v<T>, T, std::conditional_t<std::is_same_v<T, uint64_t>, uint64_t, int64_t>>;
 
-// The dtypes these kernels are instantiated for: the compute dtypes and
-// uint64, which has no wider type to widen to (Note [Compute dtypes]).
-constexpr DTypeMask kReductionDTypes = kComputeDTypeMask | dtype_bit(DType::kUInt64);
-// max, min and argmax take every integer as it is: widened, an empty
+// sum, mean and prod take the compute dtypes and uint64; max, min and
+// argmax every dtype but the half types as it is: widened, an empty
 // reduction's identity would be the wide type's (INT32_MAX narrows to -1 in int8).
-constexpr DTypeMask kComparingDTypes = kReductionDTypes | dtype_bit(DType::kInt8) | dtype_bit(DType::kUInt8) |
-                                       dtype_bit(DType::kInt16) | dtype_bit(DType::kUInt16) | dtype_bit(DType::kUInt32);
+constexpr DTypeMask kReductionDTypes = kComputeAndUInt64DTypeMask;
+constexpr DTypeMask kComparingDTypes = kAllDTypeMask & ~(dtype_bit(DType::kFloat16) | dtype_bit(DType::kBFloat16));
 
 void sum_kernel(const KernelContext& ctx) {
   visit_dtype<kReductionDTypes>(ctx.inputs[0].dtype, [&](auto tag) {
