@@ -217,6 +217,35 @@ TEST_F(JitColumnKernel, FullValuesThatDoNotVaryAlongTheReducedAxis) {
   }
 }
 
+TEST_F(JitColumnKernel, HalfTypesWhoseOpsComputeInFloat64TileEveryColumn) {
+  // sin of a half type is computed as float32 sin, which runs in float64
+  // lanes: the kernel takes half the lanes a float32 program would, and the
+  // launcher must tile by those lanes, or the last columns are never
+  // computed (random program 3000034 found them unwritten).
+  for (wok::DType t : {wok::DType::kBFloat16, wok::DType::kFloat16}) {
+    for (int64_t c : {5, 13, 21, 40}) {
+      for (int64_t rows : {1, 3}) {
+        Tensor x = wok::cast(input({rows, c}, 43), t);
+        wok::eval({x});
+        Runs r = run_both(
+            [](auto& in) {
+              Tensor s = wok::sin(in[0]);
+              Tensor e = wok::erf(s);
+              return std::vector<Tensor>{s, wok::prod(e, {0}), wok::pow(in[0], in[0])};
+            },
+            {x});
+        const std::string what = std::string(wok::dtype_name(t)).append(wok::shape_str({rows, c}));
+        // A fused kernel rounds to the half type once where the precompiled
+        // ones round each op: within a few of the half type's ulps.
+        const double tol = t == wok::DType::kBFloat16 ? 0x1p-6 : 0x1p-9;
+        expect_close(r.jit[0], r.pre[0], 0, "sin of " + what);
+        expect_close(r.jit[1], r.pre[1], tol, "prod(erf(sin)) of " + what);
+        expect_close(r.jit[2], r.pre[2], 0, "pow of " + what);
+      }
+    }
+  }
+}
+
 TEST_F(JitColumnKernel, Float64) {
   for (int64_t c : {256, 1000, 4099}) {
     Tensor x = input({1500, c}, 31, wok::DType::kFloat64);

@@ -127,9 +127,9 @@ inline El unary_el(U op, DType in_t, DType t, El x0) {
       break;
     case U::kSilu: y = v * sigmoid_d(v); prop = lip(1.1); break;  // max |silu'| = 1.0998
     case U::kGelu: {
-      if (std::isinf(v) && v < 0) {  // the limit, 0 (libm's tanh form gives -inf * 0 = nan); its sign is the formula's
-        o.f = 0;
-        o.r = exact ? kTiny : kInf;
+      if (std::isinf(v) && v < 0) {  // the formula as written: -inf * (1 + tanh(-inf)) = -inf * 0 = nan, as PyTorch and ONNX's reference give
+        o.f = std::numeric_limits<double>::quiet_NaN();
+        o.r = exact ? 0 : kInf;
         return o;
       }
       // Rounded at each of its steps in t: 0.5 x (1 + tanh(c (x + 0.044715 x^3))); the sum 1 + tanh

@@ -296,7 +296,9 @@ inline Val ref_matmul(const Val& a0, const Val& b0, DType t) {
             e.f = rnd(t, static_cast<double>(s));
           }
           if (!finite || !std::isfinite(e.f) || !(prop < kInf)) e.r = kInf;
-          else if (K <= 1 && exact) e.r = 0;  // no product, or one rounded once
+          // No product, or one rounded once; a zero product's sign may be lost to
+          // an accumulator that starts at +0 (+0 + -0 is +0).
+          else if (K <= 1 && exact) e.r = e.f == 0 && K == 1 ? kTiny : 0;
           else e.r = std::max(kTiny, prop + unit(t) * static_cast<double>(K + 1) * static_cast<double>(mag) + underflow(t));
         }
         put(o, (bi * n + r) * m + c, e);

@@ -139,8 +139,11 @@ int choose_lanes(const FusedKernelSpec& spec, bool avx512) {
     if (in.op == ScalarOp::kReduceArgmax) continue;
     widest = std::max(widest, VecEmitter::lane_width(in.dtype));
     // float32 sin, cos and pow, int32 fmod and floor division run in
-    // float64 (Note [Lanes and registers]).
-    if (computes_in_float64(in.op, in.dtype)) widest = 8;
+    // float64 (Note [Lanes and registers]); so do the half types' sin, cos
+    // and pow, computed as float32 (Note [Half types in registers]). The
+    // launcher tiles column kernels by these lanes, so they must be the
+    // ones the generator (which sees the float32 program) chose.
+    if (computes_in_float64(in.op, is_half(in.dtype) ? DType::kFloat32 : in.dtype)) widest = 8;
   }
   for (DType t : spec.input_dtypes) widest = std::max(widest, VecEmitter::lane_width(t));
   return (avx512 ? 64 : 32) / widest;

@@ -171,11 +171,11 @@ ax::Vec RowKernelGenerator::finish_argmax(int r, ArgmaxEmitter& am, const Argmax
   // first one (column col0) wins.
   ax::Gp i = cc_.newInt64("argmax");
   if (am.index_dtype() == DType::kInt32) {
-    cc_.vmovd(i.r32(), w.index.as<ax::Xmm>());
+    e_.lane0_to_gpr(i.r32(), w.index);
     cc_.cmp(i.r32(), static_cast<int32_t>(argmax_no_index(argmax_input(r))));
   } else {
     ax::Gp none = cc_.newInt64("no_index");
-    cc_.vmovq(i, w.index.as<ax::Xmm>());
+    e_.lane0_to_gpr(i, w.index);
     cc_.mov(none, argmax_no_index(argmax_input(r)));
     cc_.cmp(i, none);
   }

@@ -146,6 +146,9 @@ class VecEmitter {
   Mask convert_mask(DType from, DType to, const Mask& m);
   // Stores lane 0 only.
   void store_lane0(DType t, const ax::Mem& m, const ax::Vec& v);
+  // g = the low 32 bits (a 32-bit g) or 64 bits of v's lane 0
+  // (Note [Vector lanes into general registers]).
+  void lane0_to_gpr(const ax::Gp& g, const ax::Vec& v);
 
   // C++ conversion semantics (static_cast), x86 "integer indefinite" for
   // out-of-range floats, != 0 for bool targets.

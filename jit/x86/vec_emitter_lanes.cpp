@@ -133,6 +133,21 @@ Mask VecEmitter::convert_mask(DType from, DType to, const Mask& m) {
   return out;
 }
 
+// Note [Vector lanes into general registers]
+// vmovd and vmovq have two forms, xmm <- r/m and r/m <- xmm, and Debian's
+// asmjit (a 2022 snapshot) lets its register allocator put a spilled vector
+// operand of `vmovd r32, xmm` in memory, as if the first form's r/m were
+// allowed there: it then encodes `vmovd xmm0, [slot]`, which overwrites
+// xmm0 and leaves the general register unset (random program 1001942, an
+// AVX2 row kernel with 18 outputs: a bool output got a stale byte and the
+// float64 output stored after it got the bool). vpextrd, vpextrq and
+// vpextrb take their vector operand from a register only, so the allocator
+// reloads a spilled one; a bool lane is stored with vpextrb directly.
+void VecEmitter::lane0_to_gpr(const ax::Gp& g, const ax::Vec& v) {
+  if (g.size() == 8) cc_.vpextrq(g, v.as<ax::Xmm>(), 0);
+  else cc_.vpextrd(g, v.as<ax::Xmm>(), 0);
+}
+
 void VecEmitter::store_lane0(DType t, const ax::Mem& m, const ax::Vec& v) {
   ax::Mem mm = m;
   ax::Xmm x = v.as<ax::Xmm>();
@@ -141,13 +156,10 @@ void VecEmitter::store_lane0(DType t, const ax::Mem& m, const ax::Vec& v) {
     case DType::kFloat64: mm.setSize(8); cc_.vmovsd(mm, x); break;
     case DType::kInt32: mm.setSize(4); cc_.vmovd(mm, x); break;
     case DType::kInt64: mm.setSize(8); cc_.vmovq(mm, x); break;
-    case DType::kBool: {
-      ax::Gp g = cc_.newGpd();
-      cc_.vmovd(g, x);
+    case DType::kBool:
       mm.setSize(1);
-      cc_.mov(mm, g.r8());
+      cc_.vpextrb(mm, x, 0);  // not through a register: Note [Vector lanes into general registers]
       break;
-    }
     case DType::kFloat16: {
       ax::Xmm h = cc_.newXmm();
       cc_.vcvtps2ph(h, x, 0);
