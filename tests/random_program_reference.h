@@ -76,7 +76,7 @@ inline double underflow(DType t) {
     case DType::kFloat16: return 0x1p-25;
     case DType::kBFloat16: return 0x1p-134;
     case DType::kFloat32: return 0x1p-150;
-    default: return 0x1p-1075;
+    default: return 0;  // 2^-1075 is below float64's range
   }
 }
 // v rounded to t, once (float16 and bfloat16 from the double directly).
