@@ -34,7 +34,6 @@
 #include <gtest/gtest.h>
 #include <wok/wok.h>
 
-#include <array>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -167,16 +166,13 @@ class RandomPrograms : public ::testing::TestWithParam<Flavour> {
   }
 };
 
-// Seeds that expose a wok bug not yet fixed, per instruction set: skipped,
-// and named in the issue that tracks them. Remove a seed when its bug is fixed.
-struct KnownFailure {
-  uint64_t seed;
-  wok::CpuIsa isa;
-  const char* bug;
-};
-constexpr std::array<KnownFailure, 0> kKnownFailures{};
-// Seeds past the default count that exposed a wok bug, run on every run
-// whatever WOK_FUZZ_PROGRAMS says (each with its flavour's programs).
+// Flavour f's programs are seeds kSeedStride * (f + 1) + 0, 1, 2, ...
+constexpr uint64_t kSeedStride = 1000003;
+Flavour flavour_of(uint64_t seed) { return static_cast<Flavour>(seed / kSeedStride - 1); }
+
+// Seeds that exposed a wok bug, run on every run whatever WOK_FUZZ_PROGRAMS
+// says (with their flavour's programs, once: a seed the count already
+// covers is not added again).
 struct RegressionSeed {
   uint64_t seed;
   const char* found;
@@ -189,19 +185,12 @@ constexpr RegressionSeed kRegressionSeeds[] = {
     {3002610, "the spilled bool lane again, as a bool[] output"},
     {3003714, "the spilled bool lane again, as a float64 output stored after it"},
 };
-Flavour flavour_of(uint64_t seed) { return static_cast<Flavour>(seed / 1000003ull - 1); }
-
-const KnownFailure* known_failure(uint64_t seed) {
-  for (const KnownFailure& k : kKnownFailures)
-    if (k.seed == seed && k.isa == wok::host_cpu_isa()) return &k;
-  return nullptr;
-}
 
 TEST_P(RandomPrograms, JitMatchesPrecompiledAndReference) {
   // 2,000 programs across the three flavours (700 + 650 + 650) by default.
   int count = GetParam() == Flavour::kContinuous ? 700 : 650;
   if (const char* n = std::getenv("WOK_FUZZ_PROGRAMS")) count = std::atoi(n);
-  const uint64_t base = 1000003ull * (static_cast<uint64_t>(GetParam()) + 1);
+  const uint64_t base = kSeedStride * (static_cast<uint64_t>(GetParam()) + 1);
   const char* only = std::getenv("WOK_TEST_SEED");
   const bool verbose = std::getenv("WOK_TEST_VERBOSE") != nullptr;
   int failures = 0;
@@ -213,10 +202,6 @@ TEST_P(RandomPrograms, JitMatchesPrecompiledAndReference) {
   for (size_t i = 0; i < seeds.size() && failures < 3; ++i) {
     const uint64_t seed = seeds[i];
     if (only && std::strtoull(only, nullptr, 10) != seed) continue;
-    if (const KnownFailure* k = known_failure(seed)) {
-      std::fprintf(stderr, "seed %llu skipped, a known bug: %s\n", static_cast<unsigned long long>(seed), k->bug);
-      continue;
-    }
     if (verbose) std::fprintf(stderr, "seed %llu\n", static_cast<unsigned long long>(seed));
     std::string msg = check_program(seed, GetParam(), counts);
     if (!msg.empty()) {

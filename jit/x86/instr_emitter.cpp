@@ -128,7 +128,11 @@ static_assert(rows_follow_enum(kX86Emitters), "kX86Emitters must have one row pe
 
 bool emits(ScalarOp op, DType t) { return (kX86Emitters[static_cast<size_t>(op)].emits & bit(t)) != 0; }
 
-bool computes_in_float64(ScalarOp op, DType t) { return (kX86Emitters[static_cast<size_t>(op)].in_float64 & bit(t)) != 0; }
+bool computes_in_float64(ScalarOp op, DType t) {
+  // A half type's op is its float32 op (Note [Half types in registers]).
+  if (is_half(t)) t = DType::kFloat32;
+  return (kX86Emitters[static_cast<size_t>(op)].in_float64 & bit(t)) != 0;
+}
 
 int choose_lanes(const FusedKernelSpec& spec, bool avx512) {
   int widest = 4;
@@ -138,12 +142,11 @@ int choose_lanes(const FusedKernelSpec& spec, bool avx512) {
     // stores them (Note [Generated argmax] in jit/x86/argmax_emitter.h).
     if (in.op == ScalarOp::kReduceArgmax) continue;
     widest = std::max(widest, VecEmitter::lane_width(in.dtype));
-    // float32 sin, cos and pow, int32 fmod and floor division run in
-    // float64 (Note [Lanes and registers]); so do the half types' sin, cos
-    // and pow, computed as float32 (Note [Half types in registers]). The
-    // launcher tiles column kernels by these lanes, so they must be the
-    // ones the generator (which sees the float32 program) chose.
-    if (computes_in_float64(in.op, is_half(in.dtype) ? DType::kFloat32 : in.dtype)) widest = 8;
+    // float32 (and so half-type) sin, cos and pow, int32 fmod and floor
+    // division run in float64 (Note [Lanes and registers]). The launcher
+    // tiles column kernels by these lanes, so they must be the ones the
+    // generator, which sees a half program's float32 form, chose.
+    if (computes_in_float64(in.op, in.dtype)) widest = 8;
   }
   for (DType t : spec.input_dtypes) widest = std::max(widest, VecEmitter::lane_width(t));
   return (avx512 ? 64 : 32) / widest;

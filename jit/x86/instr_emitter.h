@@ -15,7 +15,7 @@ ax::Vec emit_value_instr(VecEmitter& e, const ScalarProgram& program, const Scal
 
 // Whether the emitter of `op` handles results of dtype t (the rest run on
 // the precompiled kernels: integer pow, float fmod, int64 division), and
-// whether it computes them in float64 lanes.
+// whether it computes them in float64 lanes (a half type as float32 does).
 bool emits(ScalarOp op, DType t);
 bool computes_in_float64(ScalarOp op, DType t);
 
