@@ -16,7 +16,7 @@ namespace wok::jit {
 
 // Bump when the meaning of a spec or the kernel ABI changes: it is part of
 // every kernel signature, so old cached kernels stop matching.
-inline constexpr int kKernelAbiVersion = 4;
+inline constexpr int kKernelAbiVersion = 5;
 
 // Note [Row kernels]
 // An elementwise kernel computes each output element on its own. A row
@@ -86,6 +86,11 @@ struct KernelArgs {
   // of each argmax output o in 8-byte slot o (low bytes), which the
   // runtime's combine of the chunks compares.
   void* partial_values = nullptr;
+  // Row kernels with scratch rows (Note [Spilled values] in
+  // jit/x86/row_schedule.h): a buffer of the kernel's scratch bytes per
+  // column times the columns [col_begin, col_end), 64-byte aligned, that no
+  // other call uses while this one runs.
+  void* row_scratch = nullptr;
 };
 
 // Elementwise kernels process flat output elements [begin, end); row

@@ -142,6 +142,7 @@ KernelResult load_or_compile(const FusedKernelSpec& spec, CpuIsa isa, const std:
   kernel->signature = signature;
   kernel->name = spec.short_name(key.hex());
   kernel->lanes = x86::choose_lanes(spec, isa == CpuIsa::kAvx512);
+  kernel->row_scratch_per_column = x86::row_scratch_bytes_per_column(spec);
   kernel->code_bytes = code->payload.size();
   auto ns = std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - start).count();
   kernel->compile_ms = static_cast<double>(ns) / 1e6;  // a disk load's time, when loaded

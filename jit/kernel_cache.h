@@ -20,6 +20,7 @@ struct CompiledKernel {
   size_t code_bytes = 0;
   double compile_ms = 0;  // generating it, or loading it from the disk store
   int lanes = 0;          // elements per vector step (column kernels tile by it)
+  int row_scratch_per_column = 0;  // bytes (KernelArgs::row_scratch)
 };
 
 class KernelCache {

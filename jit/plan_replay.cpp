@@ -11,6 +11,7 @@
 #include "wok/runtime/observe/events.h"
 #include "wok/runtime/op_registry.h"
 #include "wok/runtime/stats.h"
+#include "wok/runtime/storage.h"
 #include "wok/runtime/thread_pool.h"
 #include "wok/runtime/wrapping.h"
 
@@ -263,8 +264,19 @@ void PlanRun::run_step_impl(size_t s) {
       return;
     }
     int64_t grain = std::max<int64_t>(1, kKernelGrain / std::max<int64_t>(1, k.row_length));
-    if (k.rows <= grain) fn(&args, 0, k.rows);
-    else parallel_for(k.rows, grain, [&](int64_t b, int64_t e) { fn(&args, b, e); });
+    const int64_t scratch_bytes = st.kernel->row_scratch_per_column * k.row_length;
+    auto rows = [&](int64_t b, int64_t e) {
+      if (scratch_bytes == 0) return fn(&args, b, e);
+      // Each call its own scratch rows (Note [Spilled values] in
+      // jit/x86/row_schedule.h); the caching allocator hands back the same
+      // warm block call after call.
+      ScratchBuffer<std::byte> scratch(scratch_bytes);
+      KernelArgs own = args;
+      own.row_scratch = scratch.get();
+      fn(&own, b, e);
+    };
+    if (k.rows <= grain) rows(0, k.rows);
+    else parallel_for(k.rows, grain, rows);
     return;
   }
   run_node_step(st, plan_, f, inputs_, outputs_, arena_.get());
@@ -272,6 +284,9 @@ void PlanRun::run_step_impl(size_t s) {
 
 void PlanRun::run_split_row(const PlanStep& st, const KernelArgs& args, const std::vector<void*>& ptrs) {
   const LoweredKernel& k = st.lowered;
+  // A splittable kernel has one phase, so nothing to spill.
+  if (st.kernel->row_scratch_per_column != 0)
+    throw Error("wok JIT: a split row kernel with scratch rows (internal error)");
   const int n_out = k.spec.num_outputs();
   const int n_in = k.spec.num_inputs();
   const int chunks = static_cast<int>(std::min<int64_t>(kMaxSplitChunks, std::max<int64_t>(2, k.row_length / kSplitRowMin)));

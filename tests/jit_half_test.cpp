@@ -188,4 +188,45 @@ TEST_F(JitHalf, SoftmaxLayerNormAndSumsAreOneKernelEach) {
   EXPECT_LE(max_ulps(col, col_ref), 1);
 }
 
+// A half-type softmax computes in float32 and rounds once, so it gives the
+// float32 softmax's bits rounded to the half type. Its float32 exp(x - max)
+// does not fit the half output's row, so the kernel keeps it in a scratch
+// row between phases rather than computing it twice (Note [Spilled values]
+// in jit/x86/row_schedule.h); rows of each tail length, and a softmax of a
+// softmax, whose second exp also goes there.
+template <typename H>
+void softmax_is_the_float32_softmax_rounded_once() {
+  const DType t = wok::dtype_of<H>();
+  for (int64_t cols : {1, 7, 16, 17, 100, 1000, 4099}) {
+    const int64_t rows = 5;
+    std::vector<float> v;
+    for (int64_t k = 0; k < rows * cols; ++k) v.push_back(static_cast<float>(H(std::sin(0.61f * static_cast<float>(k)) * 4.0f)));
+    const Tensor x32 = wok::from_vector(v, {rows, cols});
+    const Tensor x = wok::cast(x32, t);
+    wok::eval({x});
+    for (bool twice : {false, true}) {
+      auto f = [twice](const Tensor& in) { return twice ? wok::softmax(wok::softmax(in, 1), 1) : wok::softmax(in, 1); };
+      const Tensor got = f(x);
+      wok::reset_stats();
+      wok::eval({got});
+      EXPECT_EQ(wok::stats().kernel_launches, 1);
+      const std::vector<H> g = got.template to_vector<H>();
+      // The float32 kernel on the same (exactly widened) values, rounded.
+      const std::vector<H> want = wok::cast(twice ? wok::softmax(wok::cast(wok::softmax(x32, 1), t), 1) : f(x32), t).template to_vector<H>();
+      ASSERT_EQ(g.size(), want.size());
+      if (twice) {
+        // The inner softmax is rounded in the fused kernel only at its
+        // outputs: compare within an ulp of the op-by-op result.
+        for (size_t k = 0; k < g.size(); ++k)
+          ASSERT_LE(wok::jit::ulp_distance(g[k], want[k]), 1) << "softmax(softmax) cols=" << cols << " at " << k;
+        continue;
+      }
+      for (size_t k = 0; k < g.size(); ++k)
+        ASSERT_EQ(g[k].bits, want[k].bits) << wok::dtype_name(t) << " softmax cols=" << cols << " at " << k;
+    }
+  }
+}
+TEST_F(JitHalf, Float16SoftmaxIsTheFloat32SoftmaxRoundedOnce) { softmax_is_the_float32_softmax_rounded_once<half>(); }
+TEST_F(JitHalf, BFloat16SoftmaxIsTheFloat32SoftmaxRoundedOnce) { softmax_is_the_float32_softmax_rounded_once<bfloat16>(); }
+
 }  // namespace

@@ -50,13 +50,13 @@ ExpK exp_k(DT t) {
 }
 
 // vm::expm1_reduced: returns expm1(r), sets n (integer lanes) and nf (n as
-// a float).
-ax::Vec expm1_reduced(VecEmitter& e, DT t, const ax::Vec& x, ax::Vec& n, ax::Vec* nf_out = nullptr) {
+// a float), each when asked for (asmjit keeps an unused instruction).
+ax::Vec expm1_reduced(VecEmitter& e, DT t, const ax::Vec& x, ax::Vec* n_out, ax::Vec* nf_out = nullptr) {
   ExpK k = exp_k(t);
   ax::Vec tt = e.fma(t, x, C(e, t, k.log2e), C(e, t, k.magic));
   ax::Vec nf = e.sub(t, tt, C(e, t, k.magic));
   if (nf_out) *nf_out = nf;
-  n = e.int_sub(t, tt, e.const_bits_operand(t, bits_of(t, k.magic)));
+  if (n_out) *n_out = e.int_sub(t, tt, e.const_bits_operand(t, bits_of(t, k.magic)));
   ax::Vec r = e.fnma(t, nf, C(e, t, k.ln2hi), x);
   r = e.fnma(t, nf, C(e, t, k.ln2lo), r);
   ax::Vec p = f32(t) ? horner(e, t, r, vmc::kExpPolyF) : horner(e, t, r, vmc::kExpPolyD);
@@ -84,7 +84,7 @@ ax::Vec keep_nan(VecEmitter& e, DT t, const ax::Vec& x, const ax::Vec& res) {
 
 ax::Vec expm1_small(VecEmitter& e, DT t, const ax::Vec& x) {
   ax::Vec n;
-  ax::Vec p = expm1_reduced(e, t, x, n);
+  ax::Vec p = expm1_reduced(e, t, x, &n);
   ax::Vec s = pow2i(e, t, n);
   ax::Vec sm1 = e.sub(t, s, C(e, t, 1.0));
   return e.fma(t, s, p, sm1);
@@ -152,7 +152,8 @@ ax::Vec emit_exp(VecEmitter& e, DT t, const ax::Vec& x) {
   ax::Vec xc = e.max_raw(t, e.const_vec(t, k.min), x);  // x < min ? min : x
   xc = e.min_raw(t, e.const_vec(t, k.max), xc);         // xc > max ? max : xc
   ax::Vec n, nf;
-  ax::Vec p = expm1_reduced(e, t, xc, n, &nf);
+  // AVX-512 scales by the float n (vscalef), AVX2 by integer powers of two.
+  ax::Vec p = expm1_reduced(e, t, xc, e.avx512() ? nullptr : &n, &nf);
   ax::Vec v;
   if (e.avx512()) {
     // vscalef(1 + p, n) rounds exactly like fma(p, s1, s1) * s2 below: the

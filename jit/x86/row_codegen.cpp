@@ -78,6 +78,7 @@ class RowKernelGenerator {
   int phase_ = 0;  // the phase being emitted
   std::vector<ax::Vec> values_;
   std::vector<ax::Gp> base_, run_ptr_;
+  std::vector<ax::Gp> scratch_row_;  // per scratch slot: the column-0 address of its row
   std::vector<ax::Mem> bounce_;
   std::unique_ptr<RowTail> tail_;  // the call's tail masks (Note [Masked row tails])
   ax::Gp args_, params_, shape_, len_, col0_;
@@ -85,10 +86,13 @@ class RowKernelGenerator {
 };
 
 ax::Mem RowKernelGenerator::spill_slot(int v, const ax::Gp& j, int offset, bool bounce) const {
-  const int k = spec_.num_inputs() + sched_.spill_to(v);
   const DType t = instr(v).dtype;
+  const int disp = offset * static_cast<int>(itemsize(t));
+  // Scratch types load and store masked: no bounce buffer.
+  if (sched_.scratch_slot(v) >= 0) return ax::ptr(scratch_row_[sched_.scratch_slot(v)], j, shift_of(t), disp);
+  const int k = spec_.num_inputs() + sched_.spill_to(v);
   if (bounce && !RowTail::masked(t)) return bounce_[k];
-  return ax::ptr(run_ptr_[k], j, shift_of(t), offset * static_cast<int>(itemsize(t)));
+  return ax::ptr(run_ptr_[k], j, shift_of(t), disp);
 }
 
 ax::Vec RowKernelGenerator::load_input(const ScalarInstr& in, const ax::Gp& j, int offset, bool bounce) {
@@ -138,7 +142,7 @@ void RowKernelGenerator::emit_elements(const std::vector<int>& needed, const ax:
                                                         : e_.load(t, spill_slot(i, j, offset, bounce));
     else if (instr(i).op == ScalarOp::kInput) values_[i] = load_input(instr(i), j, offset, bounce);
     else values_[i] = emit_value_instr(e_, spec_.program, instr(i), values_);
-    if (sched_.spill_to(i) >= 0 && sched_.spill_phase(i) == phase_) {
+    if (sched_.spilled(i) && sched_.spill_phase(i) == phase_) {
       if (masked) tail_->store(t, spill_slot(i, j, offset, bounce), values_[i]);
       else e_.store(t, spill_slot(i, j, offset, bounce), values_[i]);
     }
@@ -358,11 +362,14 @@ void RowKernelGenerator::emit_phase(int phase) {
   };
   for (int k = 0; k < spec_.num_inputs(); ++k)
     if (streams(k)) copy(BounceCopy::kIn, k, operand_dtype(k));
+  // Values spilled to an output's row (scratch rows need no bounce).
+  auto spilled_to_output = [&](int v) { return sched_.spill_to(v) >= 0; };
   for (int v : needed)
-    if (sched_.reloaded(v, phase)) copy(BounceCopy::kIn, spec_.num_inputs() + sched_.spill_to(v), instr(v).dtype);
+    if (spilled_to_output(v) && sched_.reloaded(v, phase))
+      copy(BounceCopy::kIn, spec_.num_inputs() + sched_.spill_to(v), instr(v).dtype);
   emit_elements(needed, j, 0, true);
   for (int v : needed)
-    if (sched_.spill_to(v) >= 0 && sched_.spill_phase(v) == phase)
+    if (spilled_to_output(v) && sched_.spill_phase(v) == phase)
       copy(BounceCopy::kOut, spec_.num_inputs() + sched_.spill_to(v), instr(v).dtype);
   for (int r : reductions) {
     DType t = ins[r].dtype;
@@ -478,6 +485,16 @@ void RowKernelGenerator::generate() {
   len_ = cc_.newInt64("len");
   cc_.mov(len_, ax::ptr(args, offsetof(KernelArgs, col_end)));
   cc_.sub(len_, col0);
+  if (sched_.scratch_slots() > 0) {
+    // Slot s's row starts at scratch + len * (bytes per column of the slots before s).
+    ax::Gp scratch = cc_.newIntPtr("scratch");
+    cc_.mov(scratch, ax::ptr(args, offsetof(KernelArgs, row_scratch)));
+    for (int s = 0; s < sched_.scratch_slots(); ++s) {
+      scratch_row_.push_back(cc_.newIntPtr("scratch%d", s));
+      cc_.imul(scratch_row_[s], len_, sched_.scratch_offset(s));
+      cc_.add(scratch_row_[s], scratch);
+    }
+  }
   for (int k = 0; k < num_operands(); ++k) {
     base_.push_back(cc_.newIntPtr("base%d", k));
     cc_.mov(base_[k], ax::ptr(ptrs, 8 * k));

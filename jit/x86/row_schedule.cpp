@@ -6,6 +6,7 @@
 #include <algorithm>
 
 #include "wok/jit/x86/instr_emitter.h"
+#include "wok/jit/x86/row_tail.h"
 #include "wok/runtime/error.h"
 
 namespace wok::jit::x86 {
@@ -69,6 +70,7 @@ std::vector<bool> RowSchedule::phase_need(int phase) const {
 void RowSchedule::choose_spills() {
   const auto& ins = spec_.program.instrs;
   spill_to_.assign(ins.size(), -1);
+  scratch_slot_.assign(ins.size(), -1);
   spill_phase_.assign(ins.size(), -1);
   if (phases_ < 2) return;
   std::vector<bool> costly(ins.size(), false);
@@ -96,6 +98,26 @@ void RowSchedule::choose_spills() {
     if (best < 0) continue;
     spill_to_[best] = o;
     spill_phase_[best] = first[best];
+  }
+  // What is still computed again goes to scratch rows, the latest value
+  // first (it covers the most work). A spill cuts the walk of the phases
+  // after its own, so each phase is searched again after each choice; the
+  // scratch types are those with masked loads and stores (RowTail).
+  for (int q = 1; q < phases_; ++q) {
+    for (;;) {
+      std::vector<bool> need = phase_need(q);
+      int best = -1;
+      for (size_t i = 0; i < ins.size(); ++i) {
+        if (!need[i] || !costly[i] || spilled(static_cast<int>(i)) || first[i] < 0 || first[i] >= q) continue;
+        if (!RowTail::masked(ins[i].dtype)) continue;
+        best = static_cast<int>(i);
+      }
+      if (best < 0) break;
+      scratch_slot_[best] = scratch_slots();
+      scratch_offset_.push_back(scratch_bytes_per_column_);
+      scratch_bytes_per_column_ += static_cast<int>(itemsize(ins[best].dtype));
+      spill_phase_[best] = first[best];
+    }
   }
 }
 

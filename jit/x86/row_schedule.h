@@ -11,8 +11,20 @@
 // row, and the later phase loads it back from there: the row is still in
 // cache, and the output's own store at each position comes after the load.
 // The bits are the same either way. Once the output's own phase has stored
-// it, the row no longer holds the value: a phase after that (softmax of a
-// softmax, rms_norm of a softmax) computes the value again.
+// it, the row no longer holds the value.
+//
+// A costly value that no output row can hold goes to a scratch row instead:
+// a float32 exp(x - max) of a float16 softmax (two bytes per column in the
+// output, four needed), or a value a phase needs after its output's phase
+// has overwritten the row (softmax of a softmax). The launcher hands each
+// call a per-thread buffer of scratch_bytes_per_column() bytes per column
+// (KernelArgs::row_scratch); value s of the scratch occupies its own
+// stretch of it. Without it the float16 softmax computed exp twice per
+// element and ran at 0.77x float32's speed on a Zen 5 EPYC, where float32
+// softmax is compute bound. A scratch row costs a store and a load per
+// element, from L1 or L2 for rows up to some 100K columns; for longer rows
+// the bytes come from memory, about what computing the value again would
+// have cost.
 #pragma once
 
 #include <vector>
@@ -32,18 +44,26 @@ class RowSchedule {
   bool elem(int v) const { return elem_[v]; }
   bool per_call(int v) const { return per_call_[v]; }
   int accum_phase(int v) const { return accum_phase_[v]; }
-  int spill_to(int v) const { return spill_to_[v]; }
+  int spill_to(int v) const { return spill_to_[v]; }            // output row, or -1
+  int scratch_slot(int v) const { return scratch_slot_[v]; }    // scratch row, or -1
+  bool spilled(int v) const { return spill_to_[v] >= 0 || scratch_slot_[v] >= 0; }
   int spill_phase(int v) const { return spill_phase_[v]; }
+  // Bytes per column of the scratch rows, and where row s starts, in
+  // bytes per column before it (Note [Spilled values]).
+  int scratch_bytes_per_column() const { return scratch_bytes_per_column_; }
+  int scratch_offset(int slot) const { return scratch_offset_[slot]; }
+  int scratch_slots() const { return static_cast<int>(scratch_offset_.size()); }
   int phases() const { return phases_; }
   int unroll() const { return unroll_; }  // vectors per step of the row loop
 
   // Note [Spilled values].
   std::vector<bool> phase_need(int phase) const;
-  // A spilled value is read back from its output's row in the phases after
-  // the one computing it, up to the phase that stores the output there: from
-  // the next phase on, the row holds the output, and the value is computed
-  // again.
+  // A spilled value is read back in the phases after the one computing it:
+  // from a scratch row in all of them; from its output's row up to the
+  // phase that stores the output there (from the next phase on, the row
+  // holds the output, and the value is computed again).
   bool reloaded(int v, int phase) const {
+    if (scratch_slot_[v] >= 0) return spill_phase_[v] < phase;
     return spill_to_[v] >= 0 && spill_phase_[v] < phase && phase <= avail_[spec_.program.outputs[spill_to_[v]]];
   }
 
@@ -57,7 +77,10 @@ class RowSchedule {
   std::vector<bool> per_call_;  // the same for every row
   std::vector<int> accum_phase_;
   std::vector<int> spill_to_;     // per value: the output whose row holds it, or -1
-  std::vector<int> spill_phase_;  // ... from this phase (the one computing it) on
+  std::vector<int> scratch_slot_;  // per value: the scratch row holding it, or -1
+  std::vector<int> spill_phase_;   // ... from this phase (the one computing it) on
+  std::vector<int> scratch_offset_;
+  int scratch_bytes_per_column_ = 0;
   int phases_ = 1;
   int unroll_ = 1;
 };

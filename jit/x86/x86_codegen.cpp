@@ -6,6 +6,7 @@
 
 #include "wok/jit/x86/instr_emitter.h"
 #include "wok/jit/x86/interleave.h"
+#include "wok/jit/x86/row_schedule.h"
 #include "wok/jit/x86/vec_emitter.h"
 
 namespace wok::jit::x86 {
@@ -429,6 +430,27 @@ bool can_compile(const ScalarProgram& program) {
   return true;
 }
 
+namespace {
+
+// spec with the program the generators emit (compute_program), when that
+// differs from spec's own: when it has a half-typed value.
+std::optional<FusedKernelSpec> compute_spec(const FusedKernelSpec& spec) {
+  bool has_half = false;
+  for (const ScalarInstr& in : spec.program.instrs) has_half = has_half || is_half(in.dtype);
+  if (!has_half) return std::nullopt;
+  FusedKernelSpec computed = spec;
+  computed.program = compute_program(spec.program);
+  return computed;
+}
+
+}  // namespace
+
+int row_scratch_bytes_per_column(const FusedKernelSpec& spec) {
+  if (!spec.is_row()) return 0;
+  const std::optional<FusedKernelSpec> computed = compute_spec(spec);
+  return RowSchedule(computed ? *computed : spec).scratch_bytes_per_column();
+}
+
 absl::StatusOr<MachineCode> generate_x86(const FusedKernelSpec& spec, CpuIsa isa, bool want_listing) {
   if (isa == CpuIsa::kBaseline) return absl::FailedPreconditionError("the x86 JIT needs AVX2+FMA or AVX-512");
   if (spec.rank < 1 || spec.rank > kMaxRank)
@@ -442,13 +464,7 @@ absl::StatusOr<MachineCode> generate_x86(const FusedKernelSpec& spec, CpuIsa isa
   ErrorCollector errors;
   code.setErrorHandler(&errors);
   ax::Compiler cc(&code);
-  bool has_half = false;
-  for (const ScalarInstr& in : spec.program.instrs) has_half = has_half || is_half(in.dtype);
-  std::optional<FusedKernelSpec> computed;
-  if (has_half) {
-    computed = spec;
-    computed->program = compute_program(spec.program);
-  }
+  const std::optional<FusedKernelSpec> computed = compute_spec(spec);
   const FusedKernelSpec& s = computed ? *computed : spec;
   if (s.is_row()) generate_row_kernel(s, cc, isa == CpuIsa::kAvx512);
   else if (s.is_column()) generate_column_kernel(s, cc, isa == CpuIsa::kAvx512);

@@ -38,6 +38,10 @@ bool can_compile(const ScalarProgram& program);
 // (Note [Half types in registers] in jit/x86/vec_emitter.h).
 ScalarProgram compute_program(const ScalarProgram& program);
 
+// Bytes per column of the scratch rows a row kernel of `spec` needs
+// (Note [Spilled values] in jit/x86/row_schedule.h); 0 for other kernels.
+int row_scratch_bytes_per_column(const FusedKernelSpec& spec);
+
 // AVX2 or AVX-512; kBaseline is rejected.
 absl::StatusOr<MachineCode> generate_x86(const FusedKernelSpec& spec, CpuIsa isa, bool want_listing);
 
