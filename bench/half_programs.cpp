@@ -2,6 +2,9 @@
 //   p1, p2, p3  the programs of bench/programs.h over 2^24 elements
 //   softmax     over the last dim of [4096, 4096]
 //   layer_norm  over the last dim of [4096, 4096], without weight and bias
+//   softmax_l2  softmax over [64, 4096], which stays in cache: the
+//               arithmetic's own cost, against which softmax's memory-bound
+//               share shows (reported)
 //   matmul      [1024, 1024] @ [1024, 1024]
 // each in float32, float16 and bfloat16, with 1 and 2 threads. The half
 // programs read and write half the bytes and compute in float32 (Note [Half
@@ -11,7 +14,7 @@
 //
 // Targets, checked as time ratios within this run (paired rounds, median):
 //   time(float32) / time(half)  >= 1.8   p1, softmax, layer_norm, each half type
-//   time(float32) / time(half)  reported p2, p3 (compute bound: no target)
+//   time(float32) / time(half)  reported p2, p3, softmax_l2 (compute bound: no target)
 //   rate(half) / rate(float32)  >= 0.9   matmul, each half type
 //
 // Run: bench_half_programs [--benchmark_filter=REGEX] [--benchmark_repetitions=N]
@@ -33,6 +36,7 @@ constexpr int kThreadCounts[] = {1, 2};
 constexpr int kPairedRounds = 11;
 constexpr int64_t kElements = int64_t{1} << 24;
 constexpr int64_t kRows = 4096, kCols = 4096;
+constexpr int64_t kCachedRows = 64;  // 1 MiB of float32: in L2
 constexpr int64_t kGemm = 1024;
 constexpr DType kDTypes[] = {DType::kFloat32, DType::kFloat16, DType::kBFloat16};
 
@@ -71,6 +75,9 @@ void make_workloads() {
     const Tensor x = input({kRows, kCols}, 3, t);
     workloads().push_back({"softmax/" + d, "softmax", t, 2 * item * kRows * kCols, 0, [x] { return wok::softmax(x, 1); }});
     workloads().push_back({"layer_norm/" + d, "layer_norm", t, 2 * item * kRows * kCols, 0, [x] { return wok::layer_norm(x); }});
+    const Tensor small = input({kCachedRows, kCols}, 6, t);
+    workloads().push_back({"softmax_l2/" + d, "softmax_l2", t, 2 * item * kCachedRows * kCols, 0,
+                           [small] { return wok::softmax(small, 1); }});
     const Tensor m = input({kGemm, kGemm}, 4, t), n = input({kGemm, kGemm}, 5, t);
     workloads().push_back({"matmul/" + d, "matmul", t, 3 * item * kGemm * kGemm, 2.0 * kGemm * kGemm * kGemm,
                            [m, n] { return wok::matmul(m, n); }});
@@ -111,9 +118,9 @@ void print_tables() {
   std::printf("| check | target | 1 thread | 2 threads | result |\n|---|---|---:|---:|---|\n");
   for (DType t : {DType::kFloat16, DType::kBFloat16}) {
     const std::string d(wok::dtype_name(t));
-    for (const char* p : {"p1", "softmax", "layer_norm", "p2", "p3", "matmul"}) {
+    for (const char* p : {"p1", "softmax", "layer_norm", "p2", "p3", "softmax_l2", "matmul"}) {
       const std::string prog = p;
-      const bool reported = prog == "p2" || prog == "p3";
+      const bool reported = prog == "p2" || prog == "p3" || prog == "softmax_l2";
       double v[2];
       for (int i = 0; i < 2; ++i)
         v[i] = wok_bench::paired_variants(prog + "/float32", prog + "/" + d, kThreadCounts[i], kPairedRounds);
