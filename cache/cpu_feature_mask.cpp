@@ -11,6 +11,7 @@ constexpr Named kNames[] = {
     {kFeatureAvx, "avx"},           {kFeatureAvx2, "avx2"},         {kFeatureFma, "fma"},
     {kFeatureF16c, "f16c"},         {kFeatureBmi2, "bmi2"},         {kFeatureAvx512F, "avx512f"},
     {kFeatureAvx512Dq, "avx512dq"}, {kFeatureAvx512Bw, "avx512bw"}, {kFeatureAvx512Vl, "avx512vl"},
+    {kFeatureAvx512Bf16, "avx512bf16"},
 };
 }  // namespace
 
@@ -27,6 +28,7 @@ uint64_t host_cpu_features() {
     if (__builtin_cpu_supports("avx512dq")) m |= kFeatureAvx512Dq;
     if (__builtin_cpu_supports("avx512bw")) m |= kFeatureAvx512Bw;
     if (__builtin_cpu_supports("avx512vl")) m |= kFeatureAvx512Vl;
+    if (__builtin_cpu_supports("avx512bf16")) m |= kFeatureAvx512Bf16;
     return m;
   }();
   return mask;

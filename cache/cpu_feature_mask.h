@@ -19,6 +19,7 @@ enum CpuFeature : uint64_t {
   kFeatureAvx512Dq = 1ull << 6,
   kFeatureAvx512Bw = 1ull << 7,
   kFeatureAvx512Vl = 1ull << 8,
+  kFeatureAvx512Bf16 = 1ull << 9,
   // Bits above these name no feature this build knows; a host never has
   // them, so an entry that asks for one is never loaded.
 };

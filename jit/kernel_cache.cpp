@@ -42,6 +42,7 @@ std::string KernelCache::signature_of(const FusedKernelSpec& spec, CpuIsa isa) {
   s += wok_version();
   s += " x86 ";
   s += cpu_isa_name(isa);
+  if (x86::uses_avx512_bf16(spec, isa)) s += "+avx512bf16";
   s += " gen ";
   s += cache::generator_hash();  // a changed generator never reuses old code
   s += '\n';
@@ -60,7 +61,7 @@ cache::EntryHeader entry_header(const FusedKernelSpec& spec, CpuIsa isa, const s
   h.compiler = cache::x86_compiler_id();
   h.backend = "x86-64";
   h.isa = cpu_isa_name(isa);
-  h.cpu_features = cache::features_required(isa);
+  h.cpu_features = cache::features_required(isa) | (x86::uses_avx512_bf16(spec, isa) ? cache::kFeatureAvx512Bf16 : 0);
   h.signature = signature;
   h.description = spec.str();
   std::string dtypes = "in", dims, ops;

@@ -42,6 +42,16 @@ CpuIsa host_cpu_isa() {
   return isa;
 }
 
+bool host_has_avx512_bf16() {
+  static const bool has = [] {
+    if (host_cpu_isa() != CpuIsa::kAvx512) return false;
+    if (const char* cap = std::getenv("WOK_CPU_ISA"); cap && *cap) return false;
+    __builtin_cpu_init();
+    return __builtin_cpu_supports("avx512bf16") != 0;
+  }();
+  return has;
+}
+
 CpuIsa precompiled_kernel_isa() { return host_cpu_isa(); }
 
 const CacheSizes& host_cache_sizes() {

@@ -15,6 +15,11 @@ std::string_view cpu_isa_name(CpuIsa isa);
 // narrower paths on a wider machine).
 CpuIsa host_cpu_isa();
 
+// Whether generated AVX-512 code may use AVX512-BF16 (vcvtneps2bf16): the
+// CPU has it, host_cpu_isa() is AVX-512, and WOK_CPU_ISA is not set (a cap
+// names a base level: avx512 means F, DQ, BW and VL only).
+bool host_has_avx512_bf16();
+
 // The variant of the precompiled kernels in use (= host_cpu_isa()).
 CpuIsa precompiled_kernel_isa();
 

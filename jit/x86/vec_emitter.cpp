@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "wok/jit/x86/vec_emitter_internal.h"
+#include "wok/runtime/cpu_features.h"
 #include "wok/runtime/error.h"
 #include "wok/runtime/scalar.h"
 
@@ -17,7 +18,8 @@ namespace wok::jit::x86 {
 
 using namespace vec_internal;
 
-VecEmitter::VecEmitter(ax::Compiler& cc, bool avx512, int lanes) : cc_(cc), avx512_(avx512), lanes_(lanes) {}
+VecEmitter::VecEmitter(ax::Compiler& cc, bool avx512, int lanes)
+    : cc_(cc), avx512_(avx512), bf16_(avx512 && host_has_avx512_bf16()), lanes_(lanes) {}
 
 ax::Vec VecEmitter::vec_of_bytes(int bytes) {
   // One zmm register, even unused, lets asmjit's allocator hand out
@@ -165,13 +167,11 @@ void VecEmitter::store(DType t, const ax::Mem& m, const ax::Vec& v) {
     return;
   }
   if (t == DType::kBFloat16) {
-    ax::Vec b = bfloat16_bits(v);
     if (avx512_) {
-      ax::Vec h = vec_of_bytes(std::max(16, static_cast<int>(b.size()) / 2));
-      cc_.vpmovdw(h, b);
-      store_half_bits(m, h, b.size() / 2);
+      store_half_bits(m, bfloat16_words(v), v.size() / 2);
       return;
     }
+    ax::Vec b = bfloat16_bits(v);
     // AVX2: pack the dwords (each at most 0xFFFF) to words.
     ax::Xmm x = cc_.newXmm();
     ax::Mem mm = m;

@@ -236,12 +236,34 @@ ax::Vec VecEmitter::bfloat16_bits(const ax::Vec& v) {
   return blend(DType::kFloat32, nan, quiet, r);
 }
 
+ax::Vec VecEmitter::bfloat16_words(const ax::Vec& v) {
+  ax::Vec h = vec_of_bytes(std::max(16, static_cast<int>(v.size()) / 2));
+  if (!bf16_) {
+    cc_.vpmovdw(h, bfloat16_bits(v));
+    return h;
+  }
+  // Note [bfloat16 stores]: vcvtneps2bf16, and the integer code again for
+  // a vector with a subnormal lane (vfpclassps class 0x20: denormal).
+  asmjit::Label done = cc_.newLabel();
+  ax::KReg sub = cc_.newKq();
+  cc_.vcvtneps2bf16(h, v);
+  cc_.vfpclassps(sub, v, 0x20);
+  cc_.kortestw(sub, sub);
+  cc_.jz(done);
+  cc_.vpmovdw(h, bfloat16_bits(v));
+  cc_.bind(done);
+  return h;
+}
+
 ax::Vec VecEmitter::round_to_half(DType t, const ax::Vec& v) {
   ax::Vec r = vec_of_bytes(v.size());
   if (t == DType::kFloat16) {
     ax::Vec h = vec_of_bytes(std::max(16, static_cast<int>(v.size()) / 2));
     cc_.vcvtps2ph(h, v, 0);
     cc_.vcvtph2ps(r, h);
+  } else if (bf16_) {
+    cc_.vpmovzxwd(r, bfloat16_words(v));
+    cc_.vpslld(r, r, 16);
   } else {
     cc_.vpslld(r, bfloat16_bits(v), 16);
   }

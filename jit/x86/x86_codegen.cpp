@@ -445,6 +445,15 @@ std::optional<FusedKernelSpec> compute_spec(const FusedKernelSpec& spec) {
 
 }  // namespace
 
+bool uses_avx512_bf16(const FusedKernelSpec& spec, CpuIsa isa) {
+  if (isa != CpuIsa::kAvx512 || !host_has_avx512_bf16()) return false;
+  for (DType t : spec.input_dtypes)
+    if (t == DType::kBFloat16) return true;
+  for (const ScalarInstr& in : spec.program.instrs)
+    if (in.dtype == DType::kBFloat16) return true;
+  return false;
+}
+
 int row_scratch_bytes_per_column(const FusedKernelSpec& spec) {
   if (!spec.is_row()) return 0;
   const std::optional<FusedKernelSpec> computed = compute_spec(spec);

@@ -42,6 +42,12 @@ ScalarProgram compute_program(const ScalarProgram& program);
 // (Note [Spilled values] in jit/x86/row_schedule.h); 0 for other kernels.
 int row_scratch_bytes_per_column(const FusedKernelSpec& spec);
 
+// Whether the code for `spec` on `isa` uses AVX512-BF16 (Note [bfloat16
+// stores] in jit/x86/vec_emitter.h): it has a bfloat16 value and the host
+// allows it (host_has_avx512_bf16). Part of the kernel's signature and of
+// its cache entry's required features.
+bool uses_avx512_bf16(const FusedKernelSpec& spec, CpuIsa isa);
+
 // AVX2 or AVX-512; kBaseline is rejected.
 absl::StatusOr<MachineCode> generate_x86(const FusedKernelSpec& spec, CpuIsa isa, bool want_listing);
 
