@@ -84,8 +84,9 @@ constexpr bool is_bool(DType t) { return t == DType::kBool; }
 // for the compute dtypes only (kComputeDTypeMask) plus what they declare:
 // the runtime widens other operands before such a kernel runs and narrows
 // its outputs after (Note [The widening adapter] in runtime/widening.h); the
-// x86 JIT widens the half types in registers (Note [Half types in
-// registers] in jit/x86/vec_emitter.h) and leaves the small integers to the
+// x86 JIT widens the half types and int8, uint8, int16 and uint16 in
+// registers (Notes [Half types in registers] and [Narrow integers in
+// registers] in jit/x86/vec_emitter.h) and leaves uint32 and uint64 to the
 // precompiled kernels.
 constexpr DType compute_dtype(DType t) {
   switch (t) {

@@ -129,8 +129,9 @@ static_assert(rows_follow_enum(kX86Emitters), "kX86Emitters must have one row pe
 bool emits(ScalarOp op, DType t) { return (kX86Emitters[static_cast<size_t>(op)].emits & bit(t)) != 0; }
 
 bool computes_in_float64(ScalarOp op, DType t) {
-  // A half type's op is its float32 op (Note [Half types in registers]).
-  if (is_half(t)) t = DType::kFloat32;
+  // A half type's op is its float32 op (Note [Half types in registers]), a
+  // narrow integer's its int32 op (Note [Narrow integers in registers]).
+  if (is_half(t) || is_narrow_int(t)) t = compute_dtype(t);
   return (kX86Emitters[static_cast<size_t>(op)].in_float64 & bit(t)) != 0;
 }
 

@@ -111,6 +111,14 @@ ax::Vec VecEmitter::load(DType t, const ax::Mem& m) {
   ax::Vec r = new_vec(t);
   if (t == DType::kBool) {
     cc_.vpmovzxbd(r, m);  // bytes -> int32 lanes
+  } else if (is_narrow_int(t)) {
+    // Note [Narrow integers in registers]: extended to int32 lanes.
+    switch (t) {
+      case DType::kInt8: cc_.vpmovsxbd(r, m); break;
+      case DType::kUInt8: cc_.vpmovzxbd(r, m); break;
+      case DType::kInt16: cc_.vpmovsxwd(r, m); break;
+      default: cc_.vpmovzxwd(r, m); break;
+    }
   } else if (t == DType::kFloat16) {
     cc_.vcvtph2ps(r, m);
   } else if (t == DType::kBFloat16) {
@@ -134,6 +142,19 @@ ax::Vec VecEmitter::broadcast_load(DType t, const ax::Mem& m) {
       mm.setSize(1);
       ax::Gp g = cc_.newGpd();
       cc_.movzx(g, mm);
+      ax::Xmm x = cc_.newXmm();
+      cc_.vmovd(x, g);
+      cc_.vpbroadcastd(r, x);
+      break;
+    }
+    case DType::kInt8:
+    case DType::kUInt8:
+    case DType::kInt16:
+    case DType::kUInt16: {
+      mm.setSize(itemsize(t));
+      ax::Gp g = cc_.newGpd();
+      if (t == DType::kInt8 || t == DType::kInt16) cc_.movsx(g, mm);
+      else cc_.movzx(g, mm);
       ax::Xmm x = cc_.newXmm();
       cc_.vmovd(x, g);
       cc_.vpbroadcastd(r, x);
@@ -188,6 +209,10 @@ void VecEmitter::store(DType t, const ax::Mem& m, const ax::Vec& v) {
     }
     return;
   }
+  if (is_narrow_int(t)) {
+    store_narrow_int(t, m, v);
+    return;
+  }
   if (t != DType::kBool) {
     cc_.vmovups(m, v);
     return;
@@ -219,7 +244,36 @@ void VecEmitter::store_half_bits(const ax::Mem& m, const ax::Vec& h, uint32_t by
   ax::Mem mm = m;
   mm.setSize(bytes);
   if (bytes >= 16) cc_.vmovdqu(mm, bytes == 16 ? h.as<ax::Xmm>() : h);
-  else cc_.vmovq(mm, h.as<ax::Xmm>());
+  else if (bytes == 8) cc_.vmovq(mm, h.as<ax::Xmm>());
+  else cc_.vmovd(mm, h.as<ax::Xmm>());
+}
+
+void VecEmitter::store_narrow_int(DType t, const ax::Mem& m, const ax::Vec& v) {
+  // Note [Narrow integers in registers]: the low bits of each int32 lane.
+  const bool bytes = itemsize(t) == 1;
+  const uint32_t stored = static_cast<uint32_t>(v.size() / 4 * itemsize(t));
+  ax::Xmm x = cc_.newXmm();
+  if (avx512_) {
+    // Into a register, then stored: the memory forms are microcoded on Zen 4.
+    ax::Vec h = bytes ? ax::Vec(x) : vec_of_bytes(std::max(16, static_cast<int>(v.size()) / 2));
+    if (bytes) cc_.vpmovdb(h, v);
+    else cc_.vpmovdw(h, v);
+    store_half_bits(m, h, stored);
+    return;
+  }
+  // AVX2: mask to the low bits, then unsigned-saturating packs, which keep
+  // values already in range.
+  ax::Vec low = vec_of_bytes(v.size());
+  cc_.vpand(low, v, const_bits(DType::kInt32, bytes ? 0xFF : 0xFFFF));
+  if (v.size() == 32) {
+    ax::Xmm hi = cc_.newXmm();
+    cc_.vextracti128(hi, low.as<ax::Ymm>(), 1);
+    cc_.vpackusdw(x, low.as<ax::Ymm>().xmm(), hi);
+  } else {
+    cc_.vpackusdw(x, low.as<ax::Xmm>(), low.as<ax::Xmm>());
+  }
+  if (bytes) cc_.vpackuswb(x, x, x);
+  store_half_bits(m, x, stored);
 }
 
 // ---- arithmetic ------------------------------------------------------------------------

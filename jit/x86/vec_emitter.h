@@ -21,6 +21,17 @@
 // program whose half-typed values are float32 but for its inputs, its casts
 // to a half type and its outputs (compute_program in x86_codegen.cpp).
 //
+// Note [Narrow integers in registers]
+// int8, uint8, int16 and uint16 live as int32 lanes, like bool: a load
+// sign- or zero-extends them (vpmovsx/vpmovzx), a store keeps the low bits
+// (vpmovdb/vpmovdw; AVX2 masks them and packs), and a cast to one wraps in
+// the register (a shift up and an arithmetic shift down, or a mask), so
+// the value stays the int32 its type's range allows. compute_program in
+// x86_codegen.cpp turns every narrow op into its int32 op followed by that
+// wrap: the bits of the precompiled kernels, which widen each op's
+// operands to int32 and wrap its result (Note [The widening adapter] in
+// runtime/widening.h). uint32 (int64 lanes) and uint64 stay with them.
+//
 // Note [bfloat16 stores]
 // Rounding float32 to bfloat16 with integer arithmetic (bfloat16_bits) is
 // seven instructions a vector, and it made bfloat16 kernels slower than
@@ -53,6 +64,12 @@ namespace ax = asmjit::x86;
 
 enum class Cmp { kEq, kNe, kLt, kLe, kGt, kGe };
 
+// int8, uint8, int16 and uint16: int32 lanes in registers (Note [Narrow
+// integers in registers]).
+constexpr bool is_narrow_int(DType t) {
+  return t == DType::kInt8 || t == DType::kUInt8 || t == DType::kInt16 || t == DType::kUInt16;
+}
+
 // A per-lane condition: a k register on AVX-512, a full-lane mask vector on
 // AVX2. Lanes are those of the dtype it was made for.
 struct Mask {
@@ -70,7 +87,9 @@ class VecEmitter {
   ax::Compiler& cc() { return cc_; }
   bool avx512() const { return avx512_; }
   int lanes() const { return lanes_; }
-  static int lane_width(DType t) { return t == DType::kBool || is_half(t) ? 4 : static_cast<int>(itemsize(t)); }
+  static int lane_width(DType t) {
+    return t == DType::kBool || is_half(t) || is_narrow_int(t) ? 4 : static_cast<int>(itemsize(t));
+  }
   int reg_bytes(DType t) const { return lanes_ * lane_width(t); }
 
   ax::Vec new_vec(DType t);
@@ -176,6 +195,9 @@ class VecEmitter {
   ax::Vec scalar_convert(DType from, DType to, const ax::Vec& v);  // AVX2 int64 <-> float
   // Stores the low `bytes` (8, 16 or 32) of h: packed half bits.
   void store_half_bits(const ax::Mem& m, const ax::Vec& h, uint32_t bytes);
+  // Note [Narrow integers in registers].
+  void store_narrow_int(DType t, const ax::Mem& m, const ax::Vec& v);
+  ax::Vec wrap_to(DType t, const ax::Vec& v);  // int32 lanes wrapped to t's range
   // float32 lanes rounded to bfloat16, as int32 lanes holding the 16 bits.
   ax::Vec bfloat16_bits(const ax::Vec& v);
   // AVX-512: the same, packed to words (Note [bfloat16 stores]).

@@ -160,6 +160,16 @@ void VecEmitter::store_lane0(DType t, const ax::Mem& m, const ax::Vec& v) {
       mm.setSize(1);
       cc_.vpextrb(mm, x, 0);  // not through a register: Note [Vector lanes into general registers]
       break;
+    case DType::kInt8:
+    case DType::kUInt8:
+      mm.setSize(1);
+      cc_.vpextrb(mm, x, 0);
+      break;
+    case DType::kInt16:
+    case DType::kUInt16:
+      mm.setSize(2);
+      cc_.vpextrw(mm, x, 0);
+      break;
     case DType::kFloat16: {
       ax::Xmm h = cc_.newXmm();
       cc_.vcvtps2ph(h, x, 0);
@@ -270,7 +280,23 @@ ax::Vec VecEmitter::round_to_half(DType t, const ax::Vec& v) {
   return r;
 }
 
+ax::Vec VecEmitter::wrap_to(DType t, const ax::Vec& v) {
+  ax::Vec r = vec_of_bytes(v.size());
+  if (is_unsigned(t)) {
+    cc_.vpand(r, v, const_bits(DType::kInt32, t == DType::kUInt8 ? 0xFF : 0xFFFF));
+    return r;
+  }
+  const int shift = t == DType::kInt8 ? 24 : 16;
+  cc_.vpslld(r, v, shift);
+  cc_.vpsrad(r, r, shift);
+  return r;
+}
+
 ax::Vec VecEmitter::cast(DType from, DType to, const ax::Vec& v) {
+  if (from == to) return v;
+  // Narrow integers are int32 in registers (Note [Narrow integers in registers]).
+  if (is_narrow_int(to)) return wrap_to(to, cast(is_narrow_int(from) ? DType::kInt32 : from, DType::kInt32, v));
+  if (is_narrow_int(from)) from = DType::kInt32;
   if (from == to) return v;
   // Half types are float32 in registers (Note [Half types in registers]).
   if (is_half(to)) return round_to_half(to, is_half(from) ? v : cast(from, DType::kFloat32, v));

@@ -358,7 +358,7 @@ bool half_instr_compiles(const ScalarProgram& program, const ScalarInstr& in) {
     case ScalarOp::kConst: return true;
     case ScalarOp::kCast: {
       const DType from = program.instrs[in.args[0]].dtype;
-      return from == DType::kFloat32 || from == DType::kBool || is_half(from);
+      return from == DType::kFloat32 || from == DType::kBool || is_half(from) || is_narrow_int(from);
     }
     case ScalarOp::kReduceArgmax: return false;
     default: return emits(in.op, DType::kFloat32);
@@ -379,9 +379,33 @@ ScalarProgram compute_program(const ScalarProgram& program) {
     c.args[0] = half_value;
     return push(c);
   };
+  auto cast_to = [&](DType t, int32_t value) {
+    ScalarInstr c(ScalarOp::kCast, t);
+    c.args[0] = value;
+    return push(c);
+  };
   for (size_t i = 0; i < program.instrs.size(); ++i) {
     ScalarInstr in = program.instrs[i];
     for (int a = 0; a < scalar_op_arity(in.op); ++a) in.args[a] = value_of[in.args[a]];
+    if (is_narrow_int(in.dtype)) {
+      // Note [Narrow integers in registers]: an input or a constant as
+      // int32; an op on int32, then wrapped (the cast to the narrow type)
+      // and seen as int32 again by what reads it.
+      const DType narrow = in.dtype;
+      if (in.op == ScalarOp::kConst) {
+        in.dtype = DType::kInt32;
+        in.constant = Scalar(in.constant.to<int32_t>());
+        value_of[i] = push(in);
+        continue;
+      }
+      if (in.op != ScalarOp::kInput) {
+        in.dtype = DType::kInt32;
+        value_of[i] = cast_to(DType::kInt32, cast_to(narrow, push(in)));
+        continue;
+      }
+      value_of[i] = cast_to(DType::kInt32, push(in));
+      continue;
+    }
     if (!is_half(in.dtype)) {
       value_of[i] = push(in);
     } else if (in.op == ScalarOp::kInput || in.op == ScalarOp::kCast) {
@@ -397,6 +421,14 @@ ScalarProgram compute_program(const ScalarProgram& program) {
   }
   for (int32_t o : program.outputs) {
     const DType t = program.instrs[o].dtype;
+    if (is_narrow_int(t)) {
+      // Already in range: the store keeps the low bits.
+      ScalarInstr c(ScalarOp::kCast, t);
+      c.args[0] = value_of[o];
+      c.index = kCastRoundedByTheStore;
+      out.outputs.push_back(push(c));
+      continue;
+    }
     if (!is_half(t)) {
       out.outputs.push_back(value_of[o]);
       continue;
@@ -415,6 +447,21 @@ bool can_compile(const ScalarProgram& program) {
       if (!half_instr_compiles(program, in)) return false;
       continue;
     }
+    if (is_narrow_int(in.dtype)) {
+      // Note [Narrow integers in registers]: what int32 compiles, but for
+      // reductions, which would accumulate past the type's range before
+      // the wrap (their int32 forms are max and min only: no gain).
+      if (in.op == ScalarOp::kInput || in.op == ScalarOp::kConst) continue;
+      if (is_reduction(in.op) || in.op == ScalarOp::kRowLength || !emits(in.op, DType::kInt32)) return false;
+      continue;
+    }
+    // A narrow integer read as float32 is an op like rsqrt(int8), whose
+    // result is float32: the precompiled kernel widens the int8 to int32,
+    // whose float ops compute in float64, and rounds the result to float32
+    // once (Note [The widening adapter]); the same op here would compute
+    // in float32. Such programs stay with the precompiled kernels.
+    if (in.op == ScalarOp::kCast && in.dtype == DType::kFloat32 && is_narrow_int(program.instrs[in.args[0]].dtype))
+      return false;
     if (!in_mask(kComputeDTypeMask, in.dtype)) return false;
     if (!emits(in.op, in.dtype)) return false;
     if (!is_reduction(in.op)) continue;
@@ -435,8 +482,8 @@ namespace {
 // spec with the program the generators emit (compute_program), when that
 // differs from spec's own: when it has a half-typed value.
 std::optional<FusedKernelSpec> compute_spec(const FusedKernelSpec& spec) {
-  bool has_half = false;
-  for (const ScalarInstr& in : spec.program.instrs) has_half = has_half || is_half(in.dtype);
+  bool has_half = false;  // or a narrow integer (Note [Narrow integers in registers])
+  for (const ScalarInstr& in : spec.program.instrs) has_half = has_half || is_half(in.dtype) || is_narrow_int(in.dtype);
   if (!has_half) return std::nullopt;
   FusedKernelSpec computed = spec;
   computed.program = compute_program(spec.program);
