@@ -12,6 +12,7 @@
 #pragma once
 
 #include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -73,6 +74,11 @@ bool is_constant_along_reduced_dims(const Shape& v, const ReduceSpace& s);
 // dim does not ([1, 2, 4, 1] against [2, 4, 1, 1]); [4, 1] beside a sum of
 // [4, 3] over its last does.
 bool aligns_as_reduced_value(const Shape& v, const ReduceSpace& s);
+
+// Whether the precompiled kernel of an op on these input dtypes computes at
+// another result dtype than the op's own (Note [Narrow integers read as
+// floats] in jit/fusion_policy.cpp): such nodes are not generated.
+bool widening_changes_result(const OpDef& def, std::span<const DType> inputs, const Attrs& attrs);
 
 // An elementwise node with a formula the JIT can compile.
 bool is_jit_elementwise(const PlanGraph& g, int node);

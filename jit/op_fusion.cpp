@@ -47,6 +47,7 @@ Treatment treatment(const RegisteredOp& op, const Target& target, const DTypeCas
   const std::string gen(target.name);
   auto compiles = [&] {
     if (!c) return true;
+    if (widening_changes_result(def, std::vector<DType>(def.inputs.size(), c->input), attrs)) return false;
     std::optional<ScalarProgram> p = program_at(op, *c, attrs);
     return p && target.can_compile(*p);
   };

@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 #include <wok/wok.h>
 
+#include <bit>
 #include <cmath>
 #include <cstdint>
 #include <functional>
@@ -106,6 +107,35 @@ TEST_F(JitNarrowInts, RowsOfWidenedValuesReduceInOneKernel) {
                                  [&] { return wok::sum(wok::cast(a + 1, DType::kInt64), {1}); });
       expect_same_as_precompiled(what + "argmax(a)", [&] { return wok::argmax(a * 3, {1}); });
     }
+  }
+}
+
+// Dequantization: a narrow integer times a float32 scale computes in
+// float32 in both backends, so it fuses. rsqrt(int8) does not: its
+// precompiled kernel computes in float64 (Note [Narrow integers read as
+// floats] in jit/fusion_policy.cpp), so it stays there, with its bits.
+TEST_F(JitNarrowInts, DequantizationFusesAndOpsReadAsAnotherFloatStayPrecompiled) {
+  const Tensor scale = wok::from_vector(std::vector<float>{0.0371f, 0.5f, 3.25f});
+  for (DType t : kNarrow) {
+    const Tensor q = spread(t, {257, 3}, 4);
+    const std::string what = std::string(wok::dtype_name(t)) + " ";
+    auto float_bits_equal = [&](const std::string& name, const std::function<Tensor()>& program, int launches) {
+      wok::set_backend(wok::Backend::kJit);
+      const Tensor jit = program();
+      if (launches > 0) EXPECT_EQ(wt::JitLaunchCounts::launches_of({jit}), launches) << what << name;
+      wok::set_backend(wok::Backend::kPrecompiled);
+      const Tensor pre = program();
+      wok::set_backend(wok::Backend::kJit);
+      const std::vector<float> j = jit.to_vector<float>(), p = pre.to_vector<float>();
+      ASSERT_EQ(j.size(), p.size());
+      for (size_t k = 0; k < j.size(); ++k)
+        ASSERT_EQ(std::bit_cast<uint32_t>(j[k]), std::bit_cast<uint32_t>(p[k])) << what << name << " at " << k;
+    };
+    float_bits_equal("relu(cast(q, float32) * scale + 0.25)",
+                     [&] { return wok::relu(wok::cast(q, DType::kFloat32) * scale + 0.25f); }, 1);
+    float_bits_equal("q * 0.0371f - 1", [&] { return q * 0.0371f - 1.0f; }, 1);
+    float_bits_equal("rsqrt(q + 1)", [&] { return wok::rsqrt(q + 1); }, 0);
+    float_bits_equal("silu(q)", [&] { return wok::silu(q); }, 0);
   }
 }
 

@@ -455,13 +455,6 @@ bool can_compile(const ScalarProgram& program) {
       if (is_reduction(in.op) || in.op == ScalarOp::kRowLength || !emits(in.op, DType::kInt32)) return false;
       continue;
     }
-    // A narrow integer read as float32 is an op like rsqrt(int8), whose
-    // result is float32: the precompiled kernel widens the int8 to int32,
-    // whose float ops compute in float64, and rounds the result to float32
-    // once (Note [The widening adapter]); the same op here would compute
-    // in float32. Such programs stay with the precompiled kernels.
-    if (in.op == ScalarOp::kCast && in.dtype == DType::kFloat32 && is_narrow_int(program.instrs[in.args[0]].dtype))
-      return false;
     if (!in_mask(kComputeDTypeMask, in.dtype)) return false;
     if (!emits(in.op, in.dtype)) return false;
     if (!is_reduction(in.op)) continue;
