@@ -23,9 +23,8 @@ bool widening_changes_result(const OpDef& def, std::span<const DType> inputs, co
   std::vector<DType> widened;
   bool narrow = false;
   for (DType t : inputs) {
-    const bool is_narrow = is_integral(t) && itemsize(t) <= 2;  // int8, uint8, int16, uint16
-    narrow = narrow || is_narrow;
-    widened.push_back(is_narrow ? compute_dtype(t) : t);
+    narrow = narrow || is_narrow_int(t);
+    widened.push_back(is_narrow_int(t) ? compute_dtype(t) : t);
   }
   if (!narrow) return false;
   try {

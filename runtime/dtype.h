@@ -65,6 +65,10 @@ constexpr size_t itemsize(DType t) {
 }
 
 constexpr bool is_half(DType t) { return t == DType::kFloat16 || t == DType::kBFloat16; }
+// int8, uint8, int16 and uint16: the integers that compute in int32.
+constexpr bool is_narrow_int(DType t) {
+  return t == DType::kInt8 || t == DType::kUInt8 || t == DType::kInt16 || t == DType::kUInt16;
+}
 constexpr bool is_floating(DType t) { return t == DType::kFloat32 || t == DType::kFloat64 || is_half(t); }
 constexpr bool is_unsigned(DType t) {
   return t == DType::kUInt8 || t == DType::kUInt16 || t == DType::kUInt32 || t == DType::kUInt64;

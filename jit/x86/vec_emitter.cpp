@@ -184,63 +184,23 @@ void VecEmitter::store(DType t, const ax::Mem& m, const ax::Vec& v) {
   if (t == DType::kFloat16) {
     ax::Vec h = vec_of_bytes(std::max(16, static_cast<int>(v.size()) / 2));
     cc_.vcvtps2ph(h, v, 0);  // imm 0: round to nearest even
-    store_half_bits(m, h, v.size() / 2);
+    store_packed(m, h, v.size() / 2);
     return;
   }
   if (t == DType::kBFloat16) {
-    if (avx512_) {
-      store_half_bits(m, bfloat16_words(v), v.size() / 2);
-      return;
-    }
-    ax::Vec b = bfloat16_bits(v);
-    // AVX2: pack the dwords (each at most 0xFFFF) to words.
-    ax::Xmm x = cc_.newXmm();
-    ax::Mem mm = m;
-    if (b.size() == 32) {
-      ax::Xmm hi = cc_.newXmm();
-      cc_.vextracti128(hi, b.as<ax::Ymm>(), 1);
-      cc_.vpackusdw(x, b.as<ax::Ymm>().xmm(), hi);
-      mm.setSize(16);
-      cc_.vmovdqu(mm, x);
-    } else {
-      cc_.vpackusdw(x, b.as<ax::Xmm>(), b.as<ax::Xmm>());
-      mm.setSize(8);
-      cc_.vmovq(mm, x);
-    }
+    if (avx512_) store_packed(m, bfloat16_words(v), v.size() / 2);
+    else store_int32_lanes_low(m, bfloat16_bits(v), 2, /*in_range=*/true);
     return;
   }
-  if (is_narrow_int(t)) {
-    store_narrow_int(t, m, v);
+  if (t == DType::kBool || is_narrow_int(t)) {
+    // Note [Narrow integers in registers]; bools are 0 or 1.
+    store_int32_lanes_low(m, v, static_cast<int>(itemsize(t)), /*in_range=*/t == DType::kBool);
     return;
   }
-  if (t != DType::kBool) {
-    cc_.vmovups(m, v);
-    return;
-  }
-  if (avx512_) {
-    cc_.vpmovdb(m, v);  // int32 lanes (0/1) -> bytes
-    return;
-  }
-  // AVX2: pack dwords to bytes; 8 lanes (ymm) or 4 lanes (xmm).
-  ax::Xmm x = cc_.newXmm();
-  if (v.size() == 32) {
-    ax::Xmm hi = cc_.newXmm();
-    cc_.vextracti128(hi, v.as<ax::Ymm>(), 1);
-    cc_.vpackusdw(x, v.as<ax::Ymm>().xmm(), hi);
-    cc_.vpackuswb(x, x, x);
-    ax::Mem mm = m;
-    mm.setSize(8);
-    cc_.vmovq(mm, x);
-  } else {
-    cc_.vpackusdw(x, v.as<ax::Xmm>(), v.as<ax::Xmm>());
-    cc_.vpackuswb(x, x, x);
-    ax::Mem mm = m;
-    mm.setSize(4);
-    cc_.vmovd(mm, x);
-  }
+  cc_.vmovups(m, v);
 }
 
-void VecEmitter::store_half_bits(const ax::Mem& m, const ax::Vec& h, uint32_t bytes) {
+void VecEmitter::store_packed(const ax::Mem& m, const ax::Vec& h, uint32_t bytes) {
   ax::Mem mm = m;
   mm.setSize(bytes);
   if (bytes >= 16) cc_.vmovdqu(mm, bytes == 16 ? h.as<ax::Xmm>() : h);
@@ -248,23 +208,23 @@ void VecEmitter::store_half_bits(const ax::Mem& m, const ax::Vec& h, uint32_t by
   else cc_.vmovd(mm, h.as<ax::Xmm>());
 }
 
-void VecEmitter::store_narrow_int(DType t, const ax::Mem& m, const ax::Vec& v) {
-  // Note [Narrow integers in registers]: the low bits of each int32 lane.
-  const bool bytes = itemsize(t) == 1;
-  const uint32_t stored = static_cast<uint32_t>(v.size() / 4 * itemsize(t));
+void VecEmitter::store_int32_lanes_low(const ax::Mem& m, const ax::Vec& v, int width, bool in_range) {
+  const uint32_t stored = static_cast<uint32_t>(v.size() / 4 * width);
   ax::Xmm x = cc_.newXmm();
   if (avx512_) {
-    // Into a register, then stored: the memory forms are microcoded on Zen 4.
-    ax::Vec h = bytes ? ax::Vec(x) : vec_of_bytes(std::max(16, static_cast<int>(v.size()) / 2));
-    if (bytes) cc_.vpmovdb(h, v);
+    // Into a register, then stored (the memory forms are microcoded on Zen 4).
+    ax::Vec h = width == 1 ? ax::Vec(x) : vec_of_bytes(std::max(16, static_cast<int>(v.size()) / 2));
+    if (width == 1) cc_.vpmovdb(h, v);
     else cc_.vpmovdw(h, v);
-    store_half_bits(m, h, stored);
+    store_packed(m, h, stored);
     return;
   }
-  // AVX2: mask to the low bits, then unsigned-saturating packs, which keep
-  // values already in range.
-  ax::Vec low = vec_of_bytes(v.size());
-  cc_.vpand(low, v, const_bits(DType::kInt32, bytes ? 0xFF : 0xFFFF));
+  // AVX2: unsigned-saturating packs, which keep values already in range.
+  ax::Vec low = v;
+  if (!in_range) {
+    low = vec_of_bytes(v.size());
+    cc_.vpand(low, v, const_bits(DType::kInt32, width == 1 ? 0xFF : 0xFFFF));
+  }
   if (v.size() == 32) {
     ax::Xmm hi = cc_.newXmm();
     cc_.vextracti128(hi, low.as<ax::Ymm>(), 1);
@@ -272,8 +232,8 @@ void VecEmitter::store_narrow_int(DType t, const ax::Mem& m, const ax::Vec& v) {
   } else {
     cc_.vpackusdw(x, low.as<ax::Xmm>(), low.as<ax::Xmm>());
   }
-  if (bytes) cc_.vpackuswb(x, x, x);
-  store_half_bits(m, x, stored);
+  if (width == 1) cc_.vpackuswb(x, x, x);
+  store_packed(m, x, stored);
 }
 
 // ---- arithmetic ------------------------------------------------------------------------

@@ -64,12 +64,6 @@ namespace ax = asmjit::x86;
 
 enum class Cmp { kEq, kNe, kLt, kLe, kGt, kGe };
 
-// int8, uint8, int16 and uint16: int32 lanes in registers (Note [Narrow
-// integers in registers]).
-constexpr bool is_narrow_int(DType t) {
-  return t == DType::kInt8 || t == DType::kUInt8 || t == DType::kInt16 || t == DType::kUInt16;
-}
-
 // A per-lane condition: a k register on AVX-512, a full-lane mask vector on
 // AVX2. Lanes are those of the dtype it was made for.
 struct Mask {
@@ -193,10 +187,12 @@ class VecEmitter {
   ax::Vec narrow64to32(const ax::Vec& v);  // AVX2: low dwords of 64-bit lanes
   ax::Vec all_ones(DType t);
   ax::Vec scalar_convert(DType from, DType to, const ax::Vec& v);  // AVX2 int64 <-> float
-  // Stores the low `bytes` (8, 16 or 32) of h: packed half bits.
-  void store_half_bits(const ax::Mem& m, const ax::Vec& h, uint32_t bytes);
-  // Note [Narrow integers in registers].
-  void store_narrow_int(DType t, const ax::Mem& m, const ax::Vec& v);
+  // Stores the low `bytes` (4, 8, 16 or 32) of h: packed elements.
+  void store_packed(const ax::Mem& m, const ax::Vec& h, uint32_t bytes);
+  // Stores the low `width` (1 or 2) bytes of each int32 lane of v (bool,
+  // bfloat16 bits, narrow integers); `in_range` when every lane already
+  // fits them unsigned, else AVX2 masks before its saturating packs.
+  void store_int32_lanes_low(const ax::Mem& m, const ax::Vec& v, int width, bool in_range);
   ax::Vec wrap_to(DType t, const ax::Vec& v);  // int32 lanes wrapped to t's range
   // float32 lanes rounded to bfloat16, as int32 lanes holding the 16 bits.
   ax::Vec bfloat16_bits(const ax::Vec& v);

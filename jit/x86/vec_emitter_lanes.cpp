@@ -157,13 +157,10 @@ void VecEmitter::store_lane0(DType t, const ax::Mem& m, const ax::Vec& v) {
     case DType::kInt32: mm.setSize(4); cc_.vmovd(mm, x); break;
     case DType::kInt64: mm.setSize(8); cc_.vmovq(mm, x); break;
     case DType::kBool:
-      mm.setSize(1);
-      cc_.vpextrb(mm, x, 0);  // not through a register: Note [Vector lanes into general registers]
-      break;
     case DType::kInt8:
     case DType::kUInt8:
       mm.setSize(1);
-      cc_.vpextrb(mm, x, 0);
+      cc_.vpextrb(mm, x, 0);  // not through a register: Note [Vector lanes into general registers]
       break;
     case DType::kInt16:
     case DType::kUInt16:

@@ -374,11 +374,6 @@ ScalarProgram compute_program(const ScalarProgram& program) {
     out.instrs.push_back(std::move(in));
     return static_cast<int32_t>(out.instrs.size() - 1);
   };
-  auto widened = [&](int32_t half_value) {
-    ScalarInstr c(ScalarOp::kCast, DType::kFloat32);
-    c.args[0] = half_value;
-    return push(c);
-  };
   auto cast_to = [&](DType t, int32_t value) {
     ScalarInstr c(ScalarOp::kCast, t);
     c.args[0] = value;
@@ -392,24 +387,22 @@ ScalarProgram compute_program(const ScalarProgram& program) {
       // int32; an op on int32, then wrapped (the cast to the narrow type)
       // and seen as int32 again by what reads it.
       const DType narrow = in.dtype;
-      if (in.op == ScalarOp::kConst) {
+      if (in.op == ScalarOp::kInput) {
+        value_of[i] = cast_to(DType::kInt32, push(in));
+      } else if (in.op == ScalarOp::kConst) {
         in.dtype = DType::kInt32;
         in.constant = Scalar(in.constant.to<int32_t>());
         value_of[i] = push(in);
-        continue;
-      }
-      if (in.op != ScalarOp::kInput) {
+      } else {
         in.dtype = DType::kInt32;
         value_of[i] = cast_to(DType::kInt32, cast_to(narrow, push(in)));
-        continue;
       }
-      value_of[i] = cast_to(DType::kInt32, push(in));
       continue;
     }
     if (!is_half(in.dtype)) {
       value_of[i] = push(in);
     } else if (in.op == ScalarOp::kInput || in.op == ScalarOp::kCast) {
-      value_of[i] = widened(push(in));  // loaded, or rounded, in the half type
+      value_of[i] = cast_to(DType::kFloat32, push(in));  // loaded, or rounded, in the half type
     } else if (in.op == ScalarOp::kConst) {
       in.dtype = DType::kFloat32;  // a weak constant holds float32 precision already
       in.constant = Scalar(in.constant.to<float>());
@@ -421,19 +414,12 @@ ScalarProgram compute_program(const ScalarProgram& program) {
   }
   for (int32_t o : program.outputs) {
     const DType t = program.instrs[o].dtype;
-    if (is_narrow_int(t)) {
-      // Already in range: the store keeps the low bits.
-      ScalarInstr c(ScalarOp::kCast, t);
-      c.args[0] = value_of[o];
-      c.index = kCastRoundedByTheStore;
-      out.outputs.push_back(push(c));
-      continue;
-    }
-    if (!is_half(t)) {
+    if (!is_half(t) && !is_narrow_int(t)) {
       out.outputs.push_back(value_of[o]);
       continue;
     }
-    ScalarInstr c(ScalarOp::kCast, t);  // the store's one rounding
+    // The store's one rounding; a narrow value is in range and keeps its low bits.
+    ScalarInstr c(ScalarOp::kCast, t);
     c.args[0] = value_of[o];
     c.index = kCastRoundedByTheStore;
     out.outputs.push_back(push(c));
@@ -473,11 +459,11 @@ bool can_compile(const ScalarProgram& program) {
 namespace {
 
 // spec with the program the generators emit (compute_program), when that
-// differs from spec's own: when it has a half-typed value.
+// differs from spec's own: when it has a half-typed or narrow integer value.
 std::optional<FusedKernelSpec> compute_spec(const FusedKernelSpec& spec) {
-  bool has_half = false;  // or a narrow integer (Note [Narrow integers in registers])
-  for (const ScalarInstr& in : spec.program.instrs) has_half = has_half || is_half(in.dtype) || is_narrow_int(in.dtype);
-  if (!has_half) return std::nullopt;
+  bool widens = false;  // Notes [Half types in registers] and [Narrow integers in registers]
+  for (const ScalarInstr& in : spec.program.instrs) widens = widens || is_half(in.dtype) || is_narrow_int(in.dtype);
+  if (!widens) return std::nullopt;
   FusedKernelSpec computed = spec;
   computed.program = compute_program(spec.program);
   return computed;
@@ -487,8 +473,6 @@ std::optional<FusedKernelSpec> compute_spec(const FusedKernelSpec& spec) {
 
 bool uses_avx512_bf16(const FusedKernelSpec& spec, CpuIsa isa) {
   if (isa != CpuIsa::kAvx512 || !host_has_avx512_bf16()) return false;
-  for (DType t : spec.input_dtypes)
-    if (t == DType::kBFloat16) return true;
   for (const ScalarInstr& in : spec.program.instrs)
     if (in.dtype == DType::kBFloat16) return true;
   return false;
