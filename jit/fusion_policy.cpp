@@ -11,9 +11,9 @@ namespace wok::jit {
 
 // Note [Narrow integers read as floats]
 // The precompiled kernel of an op on int8, uint8, int16 or uint16 runs at
-// the operands' compute dtype, int32 (Note [The widening adapter] in
-// runtime/widening.h), so where int32 operands give the op another result
-// dtype, it computes in that one: rsqrt(int8) is float32, rsqrt(int32)
+// the operands' compute dtype, int32 (uint32's: int64; Note [The widening
+// adapter] in runtime/widening.h), so where int32 operands give the op
+// another result dtype, it computes in that one: rsqrt(int8) is float32, rsqrt(int32)
 // float64, and the precompiled rsqrt of an int8 computes in float64 and
 // rounds to float32 once, where the node's formula (which the JIT runs)
 // computes in float32. The random-program test found an ulp of difference
@@ -23,8 +23,8 @@ bool widening_changes_result(const OpDef& def, std::span<const DType> inputs, co
   std::vector<DType> widened;
   bool narrow = false;
   for (DType t : inputs) {
-    narrow = narrow || is_narrow_int(t);
-    widened.push_back(is_narrow_int(t) ? compute_dtype(t) : t);
+    narrow = narrow || is_widened_int(t);
+    widened.push_back(is_widened_int(t) ? compute_dtype(t) : t);
   }
   if (!narrow) return false;
   try {

@@ -45,11 +45,14 @@ using Treatment = std::pair<JitTreatment, std::string>;
 Treatment treatment(const RegisteredOp& op, const Target& target, const DTypeCase* c, const Attrs& attrs) {
   const OpDef& def = op.def();
   const std::string gen(target.name);
-  auto compiles = [&] {
-    if (!c) return true;
-    if (widening_changes_result(def, std::vector<DType>(def.inputs.size(), c->input), attrs)) return false;
+  // Why the target leaves op at c to a kernel of its own ("" when it fuses).
+  auto refusal = [&]() -> std::string {
+    if (!c) return "";
+    if (widening_changes_result(def, std::vector<DType>(def.inputs.size(), c->input), attrs))
+      return "its precompiled kernel widens it to " + std::string(dtype_name(compute_dtype(c->input))) +
+             ", which computes in another float type";
     std::optional<ScalarProgram> p = program_at(op, *c, attrs);
-    return p && target.can_compile(*p);
+    return p && target.can_compile(*p) ? "" : "no " + gen + " emitter for it";
   };
   if (def.output_aliases_input) return {JitTreatment::kView, ""};
   if (def.kind == OpKind::kCreation)
@@ -57,7 +60,7 @@ Treatment treatment(const RegisteredOp& op, const Target& target, const DTypeCas
   if (def.kind == OpKind::kReduction) {
     if (!def.reduction) return {JitTreatment::kOwnKernel, "no reduction schema"};
     if (!target.fuses_reductions) return {JitTreatment::kOwnKernel, "the " + gen + " generator fuses no reductions"};
-    if (!compiles()) return {JitTreatment::kOwnKernel, "no " + gen + " emitter for it"};
+    if (std::string why = refusal(); !why.empty()) return {JitTreatment::kOwnKernel, why};
     return {JitTreatment::kFusesReduction, "over one block of adjacent axes (over more than " +
                                                std::to_string(kMaxBareColumnKernelColumns) +
                                                " columns after it only with an elementwise prologue), else its own kernel"};
@@ -74,7 +77,7 @@ Treatment treatment(const RegisteredOp& op, const Target& target, const DTypeCas
                                          : ""};
   if (def.kind != OpKind::kElementwise) return {JitTreatment::kOwnKernel, ""};
   if (!def.formula) return {JitTreatment::kOwnKernel, "no scalar formula"};
-  if (!compiles()) return {JitTreatment::kOwnKernel, "no " + gen + " emitter for it"};
+  if (std::string why = refusal(); !why.empty()) return {JitTreatment::kOwnKernel, why};
   return {JitTreatment::kFusesElementwise, ""};
 }
 

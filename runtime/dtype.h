@@ -69,6 +69,9 @@ constexpr bool is_half(DType t) { return t == DType::kFloat16 || t == DType::kBF
 constexpr bool is_narrow_int(DType t) {
   return t == DType::kInt8 || t == DType::kUInt8 || t == DType::kInt16 || t == DType::kUInt16;
 }
+// The integers that compute in a wider integer: the narrow ones (int32) and
+// uint32 (int64).
+constexpr bool is_widened_int(DType t) { return is_narrow_int(t) || t == DType::kUInt32; }
 constexpr bool is_floating(DType t) { return t == DType::kFloat32 || t == DType::kFloat64 || is_half(t); }
 constexpr bool is_unsigned(DType t) {
   return t == DType::kUInt8 || t == DType::kUInt16 || t == DType::kUInt32 || t == DType::kUInt64;

@@ -62,6 +62,63 @@ bool operands_in(const KernelContext& ctx, DTypeMask m) {
   return true;
 }
 
+std::vector<DType> widened_output_dtypes(const OpDef& def, std::span<const DType> widened_inputs, const Attrs& attrs,
+                                         std::span<const DType> outputs, DTypeMask native,
+                                         const std::function<DType(DType)>& widen) {
+  std::vector<DType> rule;
+  try {
+    rule = def.infer_dtype(widened_inputs, attrs);
+  } catch (const Error&) {
+    rule.clear();  // the rule refuses the stand-ins: keep each output's own compute dtype
+  }
+  std::vector<DType> out;
+  for (size_t o = 0; o < outputs.size(); ++o)
+    out.push_back(rule.size() == outputs.size() && in_mask(native, rule[o]) ? rule[o] : widen(outputs[o]));
+  return out;
+}
+
+ScalarProgram widened_formula(const OpDef& def, std::span<const DType> inputs, std::span<const DType> outputs,
+                              const Attrs& attrs) {
+  std::vector<DType> wide_in;
+  for (DType t : inputs) wide_in.push_back(compute_dtype(t));
+  // An output the rule gives no compute dtype for keeps its own: the
+  // program's cast to it then rounds once, as the CPU's cast kernel (which
+  // takes every dtype) does from float64 to bfloat16.
+  const std::vector<DType> wide_out =
+      widened_output_dtypes(def, wide_in, attrs, outputs, kComputeDTypeMask, [](DType t) { return t; });
+  FormulaBuilder b(wide_in, wide_out, attrs);
+  def.formula(b);
+  const ScalarProgram core = b.finish();
+
+  ScalarProgram framed;
+  auto push = [&](ScalarInstr in) {
+    framed.instrs.push_back(std::move(in));
+    return static_cast<int32_t>(framed.instrs.size() - 1);
+  };
+  auto cast_to = [&](DType t, int32_t value) {
+    ScalarInstr c(ScalarOp::kCast, t);
+    c.args[0] = value;
+    return push(c);
+  };
+  std::vector<int32_t> value_of(core.instrs.size(), -1);
+  for (size_t i = 0; i < core.instrs.size(); ++i) {
+    ScalarInstr in = core.instrs[i];
+    for (int a = 0; a < scalar_op_arity(in.op); ++a) in.args[a] = value_of[in.args[a]];
+    if (in.op == ScalarOp::kInput && inputs[in.index] != in.dtype) {
+      const DType wide = in.dtype;
+      in.dtype = inputs[in.index];
+      value_of[i] = cast_to(wide, push(in));
+    } else {
+      value_of[i] = push(in);
+    }
+  }
+  for (size_t o = 0; o < core.outputs.size(); ++o) {
+    const int32_t v = value_of[core.outputs[o]];
+    framed.outputs.push_back(framed.instrs[v].dtype == outputs[o] ? v : cast_to(outputs[o], v));
+  }
+  return framed;
+}
+
 KernelFn widening_kernel(KernelFn fn, DTypeMask native, std::function<const KernelFn*()> fallback) {
   if ((native & kAllDTypeMask) == kAllDTypeMask) return fn;
   DTypeMask widenable = 0;  // the dtypes whose compute dtype fn takes
@@ -91,20 +148,16 @@ KernelFn widening_kernel(KernelFn fn, DTypeMask native, std::function<const Kern
       convert_elements(t.dtype, t.data, w, scratch.back().data, n);
       t = TensorRef{scratch.back().data, t.shape, w};
     }
-    // The outputs in the dtypes the op gives for the widened inputs (sqrt
-    // of int8 is float32, of its int32 stand-in float64), so the kernel
-    // sees operands its own dtype rule allows.
-    std::vector<DType> in_dtypes;
+    // The outputs in the dtypes the op gives for the widened inputs, so
+    // the kernel sees operands its own dtype rule allows.
+    std::vector<DType> in_dtypes, out_dtypes;
     for (const TensorRef& t : in) in_dtypes.push_back(t.dtype);
-    std::vector<DType> rule;
-    try {
-      rule = ctx.op.def().infer_dtype(in_dtypes, ctx.attrs);
-    } catch (const Error&) {
-      rule.clear();  // the rule refuses the stand-ins: keep each output's own compute dtype
-    }
+    for (const TensorRef& t : out) out_dtypes.push_back(t.dtype);
+    const std::vector<DType> wide_out =
+        widened_output_dtypes(ctx.op.def(), in_dtypes, ctx.attrs, out_dtypes, native, widened);
     for (size_t o = 0; o < out.size(); ++o) {
       TensorRef& t = out[o];
-      DType w = rule.size() == out.size() && in_mask(native, rule[o]) ? rule[o] : widened(t.dtype);
+      const DType w = wide_out[o];
       if (w == t.dtype) continue;
       scratch.emplace_back(static_cast<size_t>(t.numel()) * itemsize(w));
       t = TensorRef{scratch.back().data, t.shape, w};

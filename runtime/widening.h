@@ -5,9 +5,13 @@
 
 #include <cstdint>
 #include <functional>
+#include <span>
+#include <vector>
 
 #include "wok/runtime/dtype.h"
 #include "wok/runtime/kernel.h"
+#include "wok/runtime/op_def.h"
+#include "wok/runtime/scalar_formula.h"
 
 namespace wok {
 
@@ -32,6 +36,26 @@ inline constexpr DTypeMask kComputeAndUInt64DTypeMask = kComputeDTypeMask | dtyp
 // type) runs `fallback()` instead where it gives a kernel (the formula
 // kernel, for an op with a formula), else raises DTypeError naming the op.
 KernelFn widening_kernel(KernelFn fn, DTypeMask native, std::function<const KernelFn*()> fallback = {});
+
+// The dtypes op's outputs are computed in when its inputs are
+// `widened_inputs`: those the op's dtype rule gives for them where `native`
+// takes them (sqrt of int8 is float32, of its int32 stand-in float64), else
+// widen(output's own dtype).
+std::vector<DType> widened_output_dtypes(const OpDef& def, std::span<const DType> widened_inputs, const Attrs& attrs,
+                                         std::span<const DType> outputs, DTypeMask native,
+                                         const std::function<DType(DType)>& widen);
+
+// The program of op's formula on these dtypes as the CPU's precompiled
+// kernels run it: the formula at the inputs' compute dtypes, reading each
+// input in its own dtype and widening it first; its outputs in the dtypes
+// the op's rule gives for the widened inputs where those are compute
+// dtypes (rsqrt of int8 computes in float64, as the widening adapter
+// does), else in their own (a cast to bfloat16 from float64 rounds once,
+// as the cast kernel does); each output cast to its own dtype. The CUDA
+// formula kernels render it, so an op on int8 or float16 gives the CPU's
+// bits there too.
+ScalarProgram widened_formula(const OpDef& def, std::span<const DType> inputs, std::span<const DType> outputs,
+                              const Attrs& attrs);
 
 // Whether every input and output of ctx is of a dtype in `m`.
 bool operands_in(const KernelContext& ctx, DTypeMask m);

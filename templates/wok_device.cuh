@@ -13,11 +13,14 @@
 // kernels are compiled with -fmad=false so + - * / and sqrt round exactly
 // like the CPU.
 //
-// This file is compiled by nvcc and by NVRTC: it includes nothing.
+// This file is compiled by nvcc and by NVRTC: it includes nothing but its
+// sibling wok_half.cuh (the half types and their conversions).
 #ifndef WOK_DEVICE_CUH
 #define WOK_DEVICE_CUH
 
 #define WOK_DEVICE __device__ __forceinline__
+
+#include "wok_half.cuh"
 
 namespace wok {
 
@@ -51,12 +54,7 @@ template <> struct Traits<double> { static constexpr bool kFloat = true, kInt = 
 // A param slot (8 bytes, value in the low bytes) read as T.
 template <typename T>
 WOK_DEVICE T from_bits(u64 bits) {
-  union {
-    u64 u;
-    T t;
-  } x;
-  x.u = bits;
-  return x.t;
+  return half_detail::bit_copy<T>(bits);
 }
 
 // ---- conversions ----------------------------------------------------------------------
@@ -86,9 +84,41 @@ template <> struct Convert<i32, double> { static WOK_DEVICE i32 run(double x) { 
 template <> struct Convert<i64, float> { static WOK_DEVICE i64 run(float x) { return float_to_int<i64, float, kInt64Min>(x); } };
 template <> struct Convert<i64, double> { static WOK_DEVICE i64 run(double x) { return float_to_int<i64, double, kInt64Min>(x); } };
 
+template <typename A, typename B>
+struct Same {
+  static constexpr bool value = false;
+};
+template <typename A>
+struct Same<A, A> {
+  static constexpr bool value = true;
+};
+template <typename T>
+struct IsHalf {
+  static constexpr bool value = Same<T, f16>::value || Same<T, bf16>::value;
+};
+
+// x rounded to a half type once: from float or double directly, from an
+// integer or bool through double (exact up to 2^53), as on the CPU
+// (runtime/element_cast.h).
+template <typename To, typename From>
+WOK_DEVICE To round_to_half(From x) {
+  if constexpr (Same<From, float>::value || Same<From, double>::value) {
+    if constexpr (Same<To, f16>::value) return to_f16(x);
+    else return to_bf16(x);
+  } else {
+    return round_to_half<To>(static_cast<double>(x));
+  }
+}
+
+// The narrow integers convert with static_cast: to them it keeps the low
+// bits (kernels cast floats to them through int32: Note [Programs in their
+// compute dtypes] in runtime/compute_program.h).
 template <typename To, typename From>
 WOK_DEVICE To cast(From x) {
-  return Convert<To, From>::run(x);
+  if constexpr (Same<To, From>::value) return x;
+  else if constexpr (IsHalf<From>::value) return cast<To>(to_float(x));  // exact
+  else if constexpr (IsHalf<To>::value) return round_to_half<To>(x);
+  else return Convert<To, From>::run(x);
 }
 
 // ---- arithmetic: integers wrap, floats are IEEE ------------------------------------------

@@ -16,6 +16,7 @@
 #include "wok/jit/cuda/cuda_kernel_cache.h"
 #include "wok/jit/cuda/cuda_renderer.h"
 #include "wok/jit/plan.h"
+#include "wok/jit/target.h"
 #include "wok/runtime/cuda/cuda_compiler.h"
 #include "wok/runtime/cuda/embedded_files.h"
 
@@ -123,7 +124,7 @@ std::vector<Case> every_op_case() {
       if (s.type == wok::AttrType::kDType) {  // cast: every target dtype
         std::vector<std::vector<wok::AttrValue>> next;
         for (const auto& set : attr_sets)
-          for (DType t : wt::cuda_dtypes()) {
+          for (DType t : wt::cuda_rendered_dtypes()) {
             next.push_back(set);
             next.back().push_back(t);
           }
@@ -135,7 +136,7 @@ std::vector<Case> every_op_case() {
     const size_t arity = op.def().inputs.size();
     for (const auto& values : attr_sets) {
       wok::Attrs attrs(&specs, values);
-      for (DType t : wt::cuda_dtypes()) {
+      for (DType t : wt::cuda_rendered_dtypes()) {
         std::vector<DType> ins(arity, t);
         if (name == "where") ins[0] = DType::kBool;
         std::string label = name + "(" + std::string(wok::dtype_name(t)) + (attrs.size() ? "; " + attrs.str() : "") + ")";
@@ -230,6 +231,17 @@ std::vector<std::pair<std::string, std::vector<Tensor>>> fusion_programs() {
   p.push_back({"float64", {wok::pow(d, 2.5) + wok::erf(d) * wok::cos(d), wok::round(d) + wok::floor(d) - wok::ceil(d)}});
   p.push_back({"clamp and casts", {wok::cast(wok::clamp(a * 100.0f, -50.0, 50.0), DType::kInt32) + 1}});
 
+  // Storage dtypes (Note [Programs in their compute dtypes]): computed in
+  // float32, int32 or int64, rounded or wrapped where stored.
+  Tensor h = wok::cast(a, DType::kFloat16), hb = wok::cast(b, DType::kBFloat16);
+  p.push_back({"float16 chain", {wok::gelu(h * 2.0f + 1.0f) - h, wok::softmax(h, 1)}});
+  p.push_back({"bfloat16 with float32", {hb * b + 0.5f, wok::cast(hb, DType::kFloat16) * h, wok::cast(h, DType::kFloat64)}});
+  Tensor q = wok::cast(a * 100.0f, DType::kInt8), r = wok::cast(b * 50.0f, DType::kInt8);
+  p.push_back({"int8 wrapping", {wok::where(q > r, (q + r) * 3, q - r * 2), wok::floor_divide(q, r)}});
+  p.push_back({"dequantize", {wok::relu(wok::cast(q, DType::kFloat32) * 0.03f + 0.25f), wok::cast(h, DType::kInt8)}});
+  Tensor u16 = wok::cast(a * 1000.0f, DType::kUInt16), u32 = wok::cast(b * 1e6f, DType::kUInt32);
+  p.push_back({"uint16 and uint32", {u16 * 7 + 3, (u32 - 5) * 3, wok::cast(u16, DType::kUInt8) + wok::cast(q, DType::kUInt8)}});
+
   // Random programs: unary and binary ops over a few leaves of mixed dtype
   // and broadcast shapes.
   std::mt19937 rng(1234);
@@ -238,13 +250,17 @@ std::vector<std::pair<std::string, std::vector<Tensor>>> fusion_programs() {
   using Binary = Tensor (*)(const Tensor&, const Tensor&);
   const Binary binary[] = {wok::add, wok::sub, wok::mul, wok::div, wok::maximum, wok::minimum, wok::pow,
                            wok::lt, wok::ge, wok::eq};
-  for (int prog = 0; prog < 40; ++prog) {
+  for (int prog = 0; prog < 60; ++prog) {
     std::vector<Tensor> vals = {
         wok::rand({3, 4, 5}, prog * 7 + 1),
         wok::rand({4, 1}, prog * 7 + 2, DType::kFloat64),
         wok::from_vector(std::vector<int32_t>{1, 2, 3, 4, 5}, {5}),
         wok::rand({3, 1, 5}, prog * 7 + 3),
     };
+    if (prog >= 40) {  // with storage dtypes
+      vals[1] = wok::cast(vals[1], prog % 2 ? DType::kFloat16 : DType::kBFloat16);
+      vals[2] = wok::cast(vals[2], prog % 3 ? DType::kInt8 : DType::kUInt16);
+    }
     for (int step = 0; step < 8; ++step) {
       Tensor x = vals[rng() % vals.size()];
       if (rng() % 2) {
@@ -270,7 +286,7 @@ TEST(CudaCodegen, EveryFusionPatternCompilesForSm80AndSm90) {
   int row_kernels = 0;
   for (auto& [label, outs] : fusion_programs()) {
     wok::jit::cuda::PendingFragment pf = wt::pending_fragment(outs);
-    std::shared_ptr<wok::jit::Plan> plan = wok::jit::plan_structure(pf.fragment);
+    std::shared_ptr<wok::jit::Plan> plan = wok::jit::plan_structure(pf.fragment, wok::jit::cuda_target());
     int k = 0;
     for (const wok::jit::PlanStep& st : plan->steps) {
       if (st.kind != wok::jit::PlanStep::Kind::kKernel) continue;

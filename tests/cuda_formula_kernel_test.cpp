@@ -18,6 +18,7 @@
 #include "wok/runtime/cuda/cuda_compiler.h"
 #include "wok/runtime/cuda/cuda_formula_kernel.h"
 #include "wok/runtime/cuda/embedded_files.h"
+#include "wok/runtime/widening.h"
 
 namespace {
 
@@ -37,9 +38,7 @@ Rendered render(const std::string& op, const std::vector<DType>& ins, const wok:
   const wok::RegisteredOp& reg = wok::OpRegistry::global().get(op);
   const wok::Attrs attrs = wok::bind_attrs(op, reg.def().attrs, given);
   const std::vector<DType> outs = reg.def().infer_dtype(ins, attrs);
-  wok::FormulaBuilder b(ins, outs, attrs);
-  reg.def().formula(b);
-  const wok::ScalarProgram program = b.finish();
+  const wok::ScalarProgram program = wok::widened_formula(reg.def(), ins, outs, attrs);  // as formula_kernel runs it
   std::string label = op + "(";
   for (size_t i = 0; i < ins.size(); ++i) label += (i ? ", " : "") + std::string(wok::dtype_name(ins[i]));
   label += ")";
@@ -68,6 +67,14 @@ std::vector<Rendered> named_cases() {
       render("logical_not", {f32}),
       render("lt", {i64, i64}),
       render("pow", {i32, i32}),
+      render("gelu", {DType::kFloat16}),
+      render("mul", {DType::kBFloat16, DType::kBFloat16}),
+      render("rsqrt", {DType::kInt8}),
+      render("add", {DType::kUInt8, DType::kUInt8}),
+      render("floor_divide", {DType::kInt16, DType::kInt16}),
+      render("sub", {DType::kUInt32, DType::kUInt32}),
+      render("cast", {DType::kFloat32}, {{"dtype", DType::kUInt16}}),
+      render("cast", {DType::kFloat64}, {{"dtype", DType::kBFloat16}}),
   };
 }
 
@@ -136,6 +143,50 @@ TEST(CudaFormulaKernel, SourceSpellsEachPrimitiveFromTheTable) {
   EXPECT_NE(lt.kernel.source.find("wok::ew_apply<bool, long long, long long>"), std::string::npos);
 }
 
+// Note [Programs in their compute dtypes]: a storage dtype is read,
+// widened, computed on in its compute dtype and narrowed once, as the CPU's
+// widening adapter runs the op.
+TEST(CudaFormulaKernel, StorageDtypesComputeAsTheCpuAdapterDoes) {
+  const std::string gelu = render("gelu", {DType::kFloat16}).kernel.source;
+  EXPECT_NE(gelu.find("wok::ew_apply<wok::f16, wok::f16>(a, [](const wok::f16 x0)"), std::string::npos) << gelu;
+  EXPECT_NE(gelu.find("const float v1 = wok::cast<float>(v0);"), std::string::npos) << gelu;
+  EXPECT_NE(gelu.find("wok::tanh_("), std::string::npos) << "float32 arithmetic:\n" << gelu;
+  const size_t round = gelu.find("= wok::cast<wok::f16>(v");
+  ASSERT_NE(round, std::string::npos) << gelu;
+  EXPECT_EQ(gelu.find("wok::cast<wok::f16>", round + 3), std::string::npos) << "one rounding, at the output:\n" << gelu;
+  // rsqrt(int8) is float32, but the CPU computes it at int32, whose rsqrt
+  // is float64, and rounds once: so does the CUDA kernel.
+  const std::string rsqrt = render("rsqrt", {DType::kInt8}).kernel.source;
+  EXPECT_NE(rsqrt.find("wok::ew_apply<float, signed char>"), std::string::npos) << rsqrt;
+  EXPECT_NE(rsqrt.find("const int v1 = wok::cast<int>(v0);"), std::string::npos) << rsqrt;
+  EXPECT_NE(rsqrt.find("wok::cast<double>("), std::string::npos) << rsqrt;
+  EXPECT_NE(rsqrt.find("wok::sqrt_("), std::string::npos) << rsqrt;
+  // uint8 arithmetic wraps: the int32 sum, then its low byte.
+  const std::string add = render("add", {DType::kUInt8, DType::kUInt8}).kernel.source;
+  EXPECT_NE(add.find("wok::add(v1, v3)"), std::string::npos) << add;
+  EXPECT_NE(add.find("wok::cast<unsigned char>(v4)"), std::string::npos) << add;
+  // A cast to a half type rounds once from float64, as the CPU's cast does.
+  const std::string to_bf16 = render("cast", {DType::kFloat64}, {{"dtype", DType::kBFloat16}}).kernel.source;
+  EXPECT_NE(to_bf16.find("const wok::bf16 v1 = wok::cast<wok::bf16>(v0);"), std::string::npos) << to_bf16;
+  EXPECT_EQ(to_bf16.find("wok::cast<float>"), std::string::npos) << "no rounding to float32 first:\n" << to_bf16;
+  // uint32 computes in int64.
+  const std::string sub = render("sub", {DType::kUInt32, DType::kUInt32}).kernel.source;
+  EXPECT_NE(sub.find("const long long v1 = wok::cast<long long>(v0);"), std::string::npos) << sub;
+  EXPECT_NE(sub.find("wok::cast<unsigned int>("), std::string::npos) << sub;
+}
+
+TEST(CudaFormulaKernel, Uint64IsRefusedByName) {
+  const wok::RegisteredOp& add = wok::OpRegistry::global().get("add");
+  const std::vector<DType> ins(2, DType::kUInt64), outs = {DType::kUInt64};
+  const wok::ScalarProgram program = wok::widened_formula(add.def(), ins, outs, wok::Attrs());
+  absl::StatusOr<cu::FormulaKernelSource> k = cu::render_formula_kernel("add", program, ins);
+  ASSERT_FALSE(k.ok());
+  EXPECT_NE(std::string(k.status().message()).find("op 'add' has no CUDA kernel on (uint64, uint64)"),
+            std::string::npos)
+      << k.status();
+  EXPECT_NE(std::string(k.status().message()).find("uint64"), std::string::npos) << k.status();
+}
+
 TEST(CudaFormulaKernel, AttributesAreInTheProgramAndTheKey) {
   const Rendered a = render("clamp", {DType::kFloat32}, {{"min", -1.5}, {"max", 2.0}});
   const Rendered b = render("clamp", {DType::kFloat32}, {{"min", -1.5}, {"max", 3.0}});
@@ -191,8 +242,8 @@ TEST(CudaFormulaKernel, EveryElementwiseOpAndDtypeCompiles) {
   for (const std::string& name : reg.names()) {
     const wok::RegisteredOp& op = reg.get(name);
     if (!op.def().formula) continue;
-    for (DType t : wt::cuda_dtypes()) {
-      std::vector<DType> ins(op.def().inputs.size(), t);
+    for (DType t : wt::cuda_rendered_dtypes()) {
+      std::vector<DType> ins(op.def().inputs.size(), t);  // the storage dtypes too
       if (name == "where") ins[0] = DType::kBool;
       wok::AttrMap given;
       if (name == "cast") given = {{"dtype", t == DType::kFloat32 ? DType::kInt64 : DType::kFloat32}};

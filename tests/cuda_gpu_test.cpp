@@ -182,6 +182,59 @@ TEST_F(CudaGpu, CastsMatchTheCpuIncludingOutOfRange) {
   });
 }
 
+// The storage dtypes (float16, bfloat16, the narrow integers, uint32)
+// compute in their compute dtypes on the GPU as on the CPU (Note [Programs
+// in their compute dtypes] in runtime/compute_program.h): the same bits
+// for exact ops, for approximate ones within a few units of the dtype's
+// last place.
+TEST_F(CudaGpu, StorageDtypesMatchTheCpu) {
+  const DType storage[] = {DType::kFloat16, DType::kBFloat16, DType::kInt8,  DType::kUInt8,
+                           DType::kInt16,   DType::kUInt16,   DType::kUInt32};
+  auto same = [](const std::string& what, const Tensor& gpu, const Tensor& cpu, bool approx) {
+    if (gpu.dtype() != cpu.dtype()) return ::testing::AssertionFailure() << what << ": dtype " << wt::dname(gpu.dtype());
+    const std::vector<double> g = wok::cast(gpu.to(Device::cpu()), DType::kFloat64).to_vector<double>();
+    const std::vector<double> c = wok::cast(cpu, DType::kFloat64).to_vector<double>();
+    const double ulp = cpu.dtype() == DType::kFloat16 ? 0x1p-10 : cpu.dtype() == DType::kBFloat16 ? 0x1p-7 : 0x1p-23;
+    int bad = 0;
+    auto fail = ::testing::AssertionFailure();
+    for (size_t i = 0; i < c.size(); ++i) {
+      const bool ok = approx && std::isfinite(c[i]) ? std::fabs(g[i] - c[i]) <= 4 * ulp * std::fabs(c[i]) + 1e-6
+                                                    : wt::same_value<double>(g[i], c[i], true);
+      if (!ok && ++bad <= 8) fail << "\n  " << what << " index " << i << ": gpu " << g[i] << ", cpu " << c[i];
+    }
+    return bad ? fail : ::testing::AssertionSuccess();
+  };
+  for_each_gpu_backend([&] {
+    for (DType t : storage) {
+      const std::string name = wt::dname(t);
+      const Tensor a = wok::cast(inputs_of(DType::kFloat32, 8, 40, 3) * 30.0, t);
+      const Tensor b = wok::cast(inputs_of(DType::kFloat32, 1, 40, 5).reshape({40}) * 30.0, t);
+      const Tensor ga = a.to(kGpu), gb = b.to(kGpu);
+      for (const char* op : {"add", "sub", "mul", "maximum", "lt", "floor_divide"}) {
+        std::vector<Tensor> cpu_out;
+        try {
+          cpu_out = wok::call(op, {a, b});
+        } catch (const wok::DTypeError&) {
+          continue;
+        }
+        EXPECT_TRUE(same(std::string(op) + "(" + name + ")", wok::call(op, {ga, gb})[0], cpu_out[0], false));
+      }
+      for (const char* op : {"neg", "abs", "exp", "sqrt", "gelu", "sigmoid", "rsqrt"}) {
+        std::vector<Tensor> cpu_out;
+        try {
+          cpu_out = wok::call(op, {a});
+        } catch (const wok::DTypeError&) {
+          continue;
+        }
+        EXPECT_TRUE(same(std::string(op) + "(" + name + ")", wok::call(op, {ga})[0], cpu_out[0], is_approximate(op)));
+      }
+      EXPECT_TRUE(same("fused chain " + name, (ga * 3 + gb) - ga * gb, (a * 3 + b) - a * b, false));
+      for (DType to : wt::cuda_rendered_dtypes())
+        EXPECT_TRUE(same("cast " + name + "->" + wt::dname(to), wok::cast(ga, to), wok::cast(a, to), false));
+    }
+  });
+}
+
 // ---- reductions, movement, matmul ----------------------------------------------------------
 
 using Reduction = Tensor (*)(const Tensor&, std::vector<int64_t>, bool);

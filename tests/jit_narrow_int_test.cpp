@@ -1,7 +1,7 @@
-// The JIT's int8, uint8, int16 and uint16 kernels (Note [Narrow integers in
-// registers] in jit/x86/vec_emitter.h): one generated kernel per fused
-// program, with the bits of the precompiled kernels, which widen each op's
-// operands to int32 and wrap its result. Lengths of every tail, values
+// The JIT's int8, uint8, int16, uint16 and uint32 kernels (Note [Narrow
+// integers in registers] in jit/x86/vec_emitter.h): one generated kernel
+// per fused program, with the bits of the precompiled kernels, which widen
+// each op's operands to int32 (uint32: int64) and wrap its result. Lengths of every tail, values
 // across each type's range, chains whose intermediates overflow, casts
 // between the narrow types and from floats (quantization: nan, infinities
 // and out-of-range values), and reductions of widened values.
@@ -26,7 +26,7 @@ using wok::Tensor;
 
 class JitNarrowInts : public wt::JitLaunchCounts {};
 
-constexpr DType kNarrow[] = {DType::kInt8, DType::kUInt8, DType::kInt16, DType::kUInt16};
+constexpr DType kNarrow[] = {DType::kInt8, DType::kUInt8, DType::kInt16, DType::kUInt16, DType::kUInt32};
 
 // n values of t spread over its whole range (both ends included), as a
 // tensor of shape `shape` (numel n).
@@ -34,11 +34,16 @@ Tensor spread(DType t, wok::Shape shape, uint32_t seed) {
   const int64_t n = wok::numel(shape);
   std::vector<int64_t> v(static_cast<size_t>(n));
   const int64_t lo = t == DType::kInt8 ? -128 : t == DType::kInt16 ? -32768 : 0;
-  const int64_t hi = t == DType::kInt8 ? 127 : t == DType::kUInt8 ? 255 : t == DType::kInt16 ? 32767 : 65535;
+  const int64_t hi = t == DType::kInt8    ? 127
+                     : t == DType::kUInt8  ? 255
+                     : t == DType::kInt16  ? 32767
+                     : t == DType::kUInt16 ? 65535
+                                           : 4294967295;
   uint32_t s = seed * 2654435761u + 7;
   for (int64_t k = 0; k < n; ++k) {
     s = s * 1664525u + 1013904223u;
-    v[static_cast<size_t>(k)] = k % 7 == 0 ? lo : k % 7 == 1 ? hi : lo + static_cast<int64_t>(s % static_cast<uint32_t>(hi - lo + 1));
+    const int64_t r = static_cast<int64_t>(static_cast<uint64_t>(s) % static_cast<uint64_t>(hi - lo + 1));
+    v[static_cast<size_t>(k)] = k % 7 == 0 ? lo : k % 7 == 1 ? hi : lo + r;
   }
   Tensor x = wok::cast(wok::from_vector(v, shape), t);
   wok::eval({x});
@@ -79,8 +84,11 @@ TEST_F(JitNarrowInts, ChainsWrapLikeThePrecompiledKernels) {
                                  [&] { return wok::where(wok::lt(a, b), wok::maximum(a, b) * 2, -wok::minimum(a, b)); });
       expect_same_as_precompiled(what + "abs(a - b) & (a | 5)",
                                  [&] { return wok::bitwise_and(wok::abs(a - b), wok::bitwise_or(a, 5)); });
+      // uint32 divides in int64, which the JIT leaves to the precompiled
+      // kernels (x86 has no vector integer division to build it from).
       expect_same_as_precompiled(what + "floor_divide(a, b) + remainder(a * 7, b)",
-                                 [&] { return wok::floor_divide(a, b) + wok::remainder(a * 7, b); });
+                                 [&] { return wok::floor_divide(a, b) + wok::remainder(a * 7, b); },
+                                 t == DType::kUInt32 ? 0 : 1);
       for (DType u : kNarrow)
         expect_same_as_precompiled(what + "cast(cast(a * 5, " + std::string(wok::dtype_name(u)) + "), t) + 1",
                                    [&] { return wok::cast(wok::cast(a * 5, u), t) + 1; });
@@ -91,7 +99,8 @@ TEST_F(JitNarrowInts, ChainsWrapLikeThePrecompiledKernels) {
 TEST_F(JitNarrowInts, FloatsCastToNarrowTypesAsThePrecompiledKernelsDo) {
   const float inf = std::numeric_limits<float>::infinity(), nan = std::numeric_limits<float>::quiet_NaN();
   std::vector<float> v = {0.0f, -0.0f, 0.5f, -0.5f, 1.5f, -1.5f, 127.9f, 128.0f, -128.9f, 255.5f, 256.0f, 300.7f,
-                          -300.7f, 32767.5f, 32768.0f, 65535.9f, 65536.0f, 1e9f, -1e9f, 3e9f, inf, -inf, nan};
+                          -300.7f, 32767.5f, 32768.0f, 65535.9f, 65536.0f, 1e9f, -1e9f, 3e9f, 4294967040.0f,
+                          4294967296.0f, 1e19f, -1e19f, inf, -inf, nan};
   for (int k = 0; k < 200; ++k) v.push_back(static_cast<float>(k * k) * 1.37f - 20000.0f);
   const Tensor x = wok::from_vector(v);
   for (DType t : kNarrow) {

@@ -83,4 +83,21 @@ TEST(JitTarget, CudaRendersOnlyWhatItHasPatternsFor) {
   EXPECT_TRUE(wok::jit::x86_target().can_compile(p));
 }
 
+// Storage dtypes render in their compute dtypes (Note [Programs in their
+// compute dtypes] in runtime/compute_program.h); uint64 has none.
+TEST(JitTarget, CudaRendersStorageDtypesButUint64) {
+  for (wok::DType t : wok::kAllDTypes) {
+    if (t == wok::DType::kBool) continue;
+    wok::ScalarProgram p;
+    wok::ScalarInstr in(wok::ScalarOp::kInput, t);
+    in.index = 0;
+    p.instrs.push_back(in);
+    wok::ScalarInstr add(wok::ScalarOp::kAdd, t);
+    add.args[0] = add.args[1] = 0;
+    p.instrs.push_back(add);
+    p.outputs = {1};
+    EXPECT_EQ(wok::jit::cuda::can_render(p), t != wok::DType::kUInt64) << wok::dtype_name(t);
+  }
+}
+
 }  // namespace

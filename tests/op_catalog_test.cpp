@@ -83,12 +83,18 @@ TEST(OpCatalog, DescribesABuiltinElementwiseOp) {
   EXPECT_EQ(jit_at(info, DeviceType::kCUDA, DType::kFloat32), JitTreatment::kFusesElementwise);
   EXPECT_EQ(jit_at(info, DeviceType::kCPU, DType::kFloat16), JitTreatment::kFusesElementwise);
   EXPECT_EQ(jit_at(info, DeviceType::kCPU, DType::kInt8), JitTreatment::kOwnKernel);
+  EXPECT_EQ(jit_at(info, DeviceType::kCPU, DType::kUInt32), JitTreatment::kFusesElementwise);
+  EXPECT_EQ(jit_at(info, DeviceType::kCUDA, DType::kFloat16), JitTreatment::kFusesElementwise);
+  EXPECT_EQ(jit_at(info, DeviceType::kCUDA, DType::kInt8), JitTreatment::kOwnKernel);
+  EXPECT_EQ(jit_at(info, DeviceType::kCUDA, DType::kUInt64), JitTreatment::kOwnKernel);
 
   const std::string text = wok::describe_op("exp");
   for (const char* part : {"exp: e^x\n", "elementwise with a formula, built-in",
                            "float16, bfloat16, float32, float64 -> same dtype", "cpu: its own kernel",
-                           "float16, bfloat16, float32, float64: fused",
-                           "int8, uint8, int16, uint16, uint32, uint64: not fused, runs\n               its own kernel"})
+                           "at bool, int32, uint32, int64, float16, bfloat16, float32",
+                           "at int8, uint8, int16, uint16: not fused, runs its own kernel",
+                           "widens it to int32, which computes in another float type",
+                           "cpu (x86) at uint64: not fused, runs its own kernel (no x86 emitter for it)"})
     EXPECT_TRUE(contains(text, part)) << part << " not in:\n" << text;
   if (has_kernel(info, DeviceType::kCUDA)) {
     EXPECT_TRUE(contains(text, "cuda: the formula kernel")) << text;

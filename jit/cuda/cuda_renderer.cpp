@@ -7,11 +7,9 @@ namespace wok::jit::cuda {
 
 namespace {
 
-using wok::cuda::value_name;
-
 // The scalar program as statements `const T vI = ...;`, reading inputs as
 // xK and params as pK.
-absl::StatusOr<std::string> render_body(const FusedKernelSpec& spec, std::string_view indent) {
+absl::StatusOr<wok::cuda::RenderedStatements> render_body(const FusedKernelSpec& spec, std::string_view indent) {
   const int nin = spec.num_inputs();
   return wok::cuda::render_statements(
       spec.program,
@@ -53,9 +51,9 @@ absl::StatusOr<RenderedKernel> render_cuda(const FusedKernelSpec& spec, const st
                                         std::to_string(rank) + "); the limit is " +
                                         std::to_string(kMaxKernelParamBytes));
 
-  absl::StatusOr<std::string> body = render_body(spec, "      ");
+  absl::StatusOr<wok::cuda::RenderedStatements> body = render_body(spec, "      ");
   if (!body.ok()) return body.status();
-  auto out_var = [&](int o) { return value_name(spec.program.outputs[o]); };
+  auto out_var = [&](int o) { return body->outputs[o]; };
 
   std::string element, tile_load, tile_element, tile_store;
   for (int i = 0; i < nin; ++i) {
@@ -70,9 +68,9 @@ absl::StatusOr<RenderedKernel> render_cuda(const FusedKernelSpec& spec, const st
       tile_element += "          const " + t + " x" + k_str + " = t" + k_str + ".v[j];\n";
     }
   }
-  element += *body;
-  absl::StatusOr<std::string> tile_body = render_body(spec, "          ");
-  tile_element += *tile_body;
+  element += body->text;
+  absl::StatusOr<wok::cuda::RenderedStatements> tile_body = render_body(spec, "          ");
+  tile_element += tile_body->text;
   for (int o = 0; o < nout; ++o) {
     std::string t(cuda_type(spec.output_dtype(o))), o_str = std::to_string(o);
     element += "      out" + o_str + "[i] = " + out_var(o) + ";\n";

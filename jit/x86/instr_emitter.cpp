@@ -130,8 +130,9 @@ bool emits(ScalarOp op, DType t) { return (kX86Emitters[static_cast<size_t>(op)]
 
 bool computes_in_float64(ScalarOp op, DType t) {
   // A half type's op is its float32 op (Note [Half types in registers]), a
-  // narrow integer's its int32 op (Note [Narrow integers in registers]).
-  if (is_half(t) || is_narrow_int(t)) t = compute_dtype(t);
+  // narrow integer's its int32 op and uint32's its int64 op (Note [Narrow
+  // integers in registers]).
+  if (is_half(t) || is_widened_int(t)) t = compute_dtype(t);
   return (kX86Emitters[static_cast<size_t>(op)].in_float64 & bit(t)) != 0;
 }
 

@@ -7,6 +7,7 @@
 
 #include "wok/jit/fused_kernel.h"
 #include "wok/jit/x86/vec_emitter.h"
+#include "wok/runtime/compute_program.h"
 
 namespace wok::jit::x86 {
 
@@ -40,12 +41,6 @@ ax::Vec reduction_identity(VecEmitter& e, ScalarOp op, DType t);
 void emit_accumulate(VecEmitter& e, ScalarOp op, DType t, const ax::Vec& acc, const ax::Vec& v);
 
 // log2 of the element size: the index scale for addressing.
-// ScalarInstr::index of a cast to a half type that only feeds a store
-// (compute_program in x86_codegen.cpp): the store rounds, so the cast
-// passes its float32 value through (each conversion costs: vcvtps2ph on a
-// zmm is a two-cycle instruction on Zen 4).
-inline constexpr int32_t kCastRoundedByTheStore = 1;
-
 inline int shift_of(DType t) { return itemsize(t) == 1 ? 0 : itemsize(t) == 2 ? 1 : itemsize(t) == 4 ? 2 : 3; }
 
 }  // namespace wok::jit::x86

@@ -15,7 +15,8 @@
 // so the bits of every result are the same.
 //
 // Bool operands (one byte per element, widened to int32 lanes), half ones
-// (two bytes, widened to float32) and narrow integers (widened to int32)
+// (two bytes, widened to float32) and narrow integers (widened to int32;
+// uint32 to int64)
 // have no masked load that widens on AVX2, so they keep the bounce buffers (on both
 // ISAs, for one code path), and their kernels keep the loop for short rows
 // (Note [Short rows] in row_codegen.cpp).
@@ -43,7 +44,7 @@ class RowTail {
   const ax::Gp& rem() const { return rem_; }
 
   // Whether values of t load and store masked (else through a bounce buffer).
-  static bool masked(DType t) { return t != DType::kBool && !is_half(t) && !is_narrow_int(t); }
+  static bool masked(DType t) { return t != DType::kBool && !is_half(t) && !is_widened_int(t); }
   ax::Vec load(DType t, const ax::Mem& m);
   void store(DType t, const ax::Mem& m, const ax::Vec& v);
   // Lanes below rem, on lanes of t.

@@ -119,6 +119,8 @@ ax::Vec VecEmitter::load(DType t, const ax::Mem& m) {
       case DType::kInt16: cc_.vpmovsxwd(r, m); break;
       default: cc_.vpmovzxwd(r, m); break;
     }
+  } else if (t == DType::kUInt32) {
+    cc_.vpmovzxdq(r, m);  // zero-extended to int64 lanes
   } else if (t == DType::kFloat16) {
     cc_.vcvtph2ps(r, m);
   } else if (t == DType::kBFloat16) {
@@ -160,6 +162,15 @@ ax::Vec VecEmitter::broadcast_load(DType t, const ax::Mem& m) {
       cc_.vpbroadcastd(r, x);
       break;
     }
+    case DType::kUInt32: {
+      mm.setSize(4);
+      ax::Gp g = cc_.newGpd();
+      cc_.mov(g, mm);  // zero-extends to 64 bits
+      ax::Xmm x = cc_.newXmm();
+      cc_.vmovq(x, g.r64());
+      cc_.vpbroadcastq(r, x);
+      break;
+    }
     case DType::kFloat16:
     case DType::kBFloat16: {
       mm.setSize(2);
@@ -190,6 +201,10 @@ void VecEmitter::store(DType t, const ax::Mem& m, const ax::Vec& v) {
   if (t == DType::kBFloat16) {
     if (avx512_) store_packed(m, bfloat16_words(v), v.size() / 2);
     else store_int32_lanes_low(m, bfloat16_bits(v), 2, /*in_range=*/true);
+    return;
+  }
+  if (t == DType::kUInt32) {
+    store_int64_lanes_low(m, v);
     return;
   }
   if (t == DType::kBool || is_narrow_int(t)) {
@@ -233,6 +248,29 @@ void VecEmitter::store_int32_lanes_low(const ax::Mem& m, const ax::Vec& v, int w
     cc_.vpackusdw(x, low.as<ax::Xmm>(), low.as<ax::Xmm>());
   }
   if (width == 1) cc_.vpackuswb(x, x, x);
+  store_packed(m, x, stored);
+}
+
+void VecEmitter::store_int64_lanes_low(const ax::Mem& m, const ax::Vec& v) {
+  const uint32_t stored = v.size() / 2;
+  if (avx512_) {
+    ax::Vec h = vec_of_bytes(std::max(16, static_cast<int>(v.size()) / 2));
+    cc_.vpmovqd(h, v);
+    store_packed(m, h, stored);
+    return;
+  }
+  // AVX2: the even dwords to the bottom of each 128-bit half, then the
+  // halves' bottom quadwords together, into an xmm register of its own (a
+  // ymm register's xmm view stored as such is stored whole).
+  ax::Xmm x = cc_.newXmm();
+  if (v.size() == 32) {
+    ax::Ymm t = cc_.newYmm();
+    cc_.vpshufd(t, v, 0x08);
+    cc_.vpermq(t, t, 0x08);
+    cc_.vextracti128(x, t, 0);
+  } else {
+    cc_.vpshufd(x, v, 0x08);
+  }
   store_packed(m, x, stored);
 }
 

@@ -19,18 +19,21 @@
 // type rounds in the register (to the half type and back). Everything
 // between is float32 arithmetic: the generator sees a
 // program whose half-typed values are float32 but for its inputs, its casts
-// to a half type and its outputs (compute_program in x86_codegen.cpp).
+// to a half type and its outputs (Note [Programs in their compute dtypes]
+// in runtime/compute_program.h).
 //
 // Note [Narrow integers in registers]
 // int8, uint8, int16 and uint16 live as int32 lanes, like bool: a load
 // sign- or zero-extends them (vpmovsx/vpmovzx), a store keeps the low bits
 // (vpmovdb/vpmovdw; AVX2 masks them and packs), and a cast to one wraps in
 // the register (a shift up and an arithmetic shift down, or a mask), so
-// the value stays the int32 its type's range allows. compute_program in
-// x86_codegen.cpp turns every narrow op into its int32 op followed by that
-// wrap: the bits of the precompiled kernels, which widen each op's
-// operands to int32 and wrap its result (Note [The widening adapter] in
-// runtime/widening.h). uint32 (int64 lanes) and uint64 stay with them.
+// the value stays the int32 its type's range allows. compute_program
+// (runtime/compute_program.h) turns every narrow op into its int32 op
+// followed by that wrap: the bits of the precompiled kernels, which widen
+// each op's operands to int32 and wrap its result (Note [The widening
+// adapter] in runtime/widening.h). uint32 lives the same way as int64 lanes (vpmovzxdq
+// loads, stores of the low dwords, a mask as its wrap); uint64 has no
+// wider type and stays with the precompiled kernels.
 //
 // Note [bfloat16 stores]
 // Rounding float32 to bfloat16 with integer arithmetic (bfloat16_bits) is
@@ -82,6 +85,7 @@ class VecEmitter {
   bool avx512() const { return avx512_; }
   int lanes() const { return lanes_; }
   static int lane_width(DType t) {
+    if (t == DType::kUInt32) return 8;  // Note [Narrow integers in registers]
     return t == DType::kBool || is_half(t) || is_narrow_int(t) ? 4 : static_cast<int>(itemsize(t));
   }
   int reg_bytes(DType t) const { return lanes_ * lane_width(t); }
@@ -193,7 +197,9 @@ class VecEmitter {
   // bfloat16 bits, narrow integers); `in_range` when every lane already
   // fits them unsigned, else AVX2 masks before its saturating packs.
   void store_int32_lanes_low(const ax::Mem& m, const ax::Vec& v, int width, bool in_range);
-  ax::Vec wrap_to(DType t, const ax::Vec& v);  // int32 lanes wrapped to t's range
+  ax::Vec wrap_to(DType t, const ax::Vec& v);  // compute-dtype lanes wrapped to t's range
+  // Stores the low dword of each int64 lane (uint32 values).
+  void store_int64_lanes_low(const ax::Mem& m, const ax::Vec& v);
   // float32 lanes rounded to bfloat16, as int32 lanes holding the 16 bits.
   ax::Vec bfloat16_bits(const ax::Vec& v);
   // AVX-512: the same, packed to words (Note [bfloat16 stores]).

@@ -167,6 +167,7 @@ void VecEmitter::store_lane0(DType t, const ax::Mem& m, const ax::Vec& v) {
       mm.setSize(2);
       cc_.vpextrw(mm, x, 0);
       break;
+    case DType::kUInt32: mm.setSize(4); cc_.vmovd(mm, x); break;
     case DType::kFloat16: {
       ax::Xmm h = cc_.newXmm();
       cc_.vcvtps2ph(h, x, 0);
@@ -279,6 +280,10 @@ ax::Vec VecEmitter::round_to_half(DType t, const ax::Vec& v) {
 
 ax::Vec VecEmitter::wrap_to(DType t, const ax::Vec& v) {
   ax::Vec r = vec_of_bytes(v.size());
+  if (t == DType::kUInt32) {  // int64 lanes
+    cc_.vpand(r, v, const_bits(DType::kInt64, 0xFFFFFFFFu));
+    return r;
+  }
   if (is_unsigned(t)) {
     cc_.vpand(r, v, const_bits(DType::kInt32, t == DType::kUInt8 ? 0xFF : 0xFFFF));
     return r;
@@ -292,8 +297,11 @@ ax::Vec VecEmitter::wrap_to(DType t, const ax::Vec& v) {
 ax::Vec VecEmitter::cast(DType from, DType to, const ax::Vec& v) {
   if (from == to) return v;
   // Narrow integers are int32 in registers (Note [Narrow integers in registers]).
-  if (is_narrow_int(to)) return wrap_to(to, cast(is_narrow_int(from) ? DType::kInt32 : from, DType::kInt32, v));
-  if (is_narrow_int(from)) from = DType::kInt32;
+  if (is_widened_int(to)) {
+    const DType wide = compute_dtype(to);
+    return wrap_to(to, cast(is_widened_int(from) ? compute_dtype(from) : from, wide, v));
+  }
+  if (is_widened_int(from)) from = compute_dtype(from);
   if (from == to) return v;
   // Half types are float32 in registers (Note [Half types in registers]).
   if (is_half(to)) return round_to_half(to, is_half(from) ? v : cast(from, DType::kFloat32, v));

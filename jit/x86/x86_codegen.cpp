@@ -8,6 +8,7 @@
 #include "wok/jit/x86/interleave.h"
 #include "wok/jit/x86/row_schedule.h"
 #include "wok/jit/x86/vec_emitter.h"
+#include "wok/runtime/compute_program.h"
 
 namespace wok::jit::x86 {
 
@@ -367,78 +368,19 @@ bool half_instr_compiles(const ScalarProgram& program, const ScalarInstr& in) {
 
 }  // namespace
 
-ScalarProgram compute_program(const ScalarProgram& program) {
-  ScalarProgram out;
-  std::vector<int32_t> value_of(program.instrs.size(), -1);  // the instruction now holding each value
-  auto push = [&](ScalarInstr in) {
-    out.instrs.push_back(std::move(in));
-    return static_cast<int32_t>(out.instrs.size() - 1);
-  };
-  auto cast_to = [&](DType t, int32_t value) {
-    ScalarInstr c(ScalarOp::kCast, t);
-    c.args[0] = value;
-    return push(c);
-  };
-  for (size_t i = 0; i < program.instrs.size(); ++i) {
-    ScalarInstr in = program.instrs[i];
-    for (int a = 0; a < scalar_op_arity(in.op); ++a) in.args[a] = value_of[in.args[a]];
-    if (is_narrow_int(in.dtype)) {
-      // Note [Narrow integers in registers]: an input or a constant as
-      // int32; an op on int32, then wrapped (the cast to the narrow type)
-      // and seen as int32 again by what reads it.
-      const DType narrow = in.dtype;
-      if (in.op == ScalarOp::kInput) {
-        value_of[i] = cast_to(DType::kInt32, push(in));
-      } else if (in.op == ScalarOp::kConst) {
-        in.dtype = DType::kInt32;
-        in.constant = Scalar(in.constant.to<int32_t>());
-        value_of[i] = push(in);
-      } else {
-        in.dtype = DType::kInt32;
-        value_of[i] = cast_to(DType::kInt32, cast_to(narrow, push(in)));
-      }
-      continue;
-    }
-    if (!is_half(in.dtype)) {
-      value_of[i] = push(in);
-    } else if (in.op == ScalarOp::kInput || in.op == ScalarOp::kCast) {
-      value_of[i] = cast_to(DType::kFloat32, push(in));  // loaded, or rounded, in the half type
-    } else if (in.op == ScalarOp::kConst) {
-      in.dtype = DType::kFloat32;  // a weak constant holds float32 precision already
-      in.constant = Scalar(in.constant.to<float>());
-      value_of[i] = push(in);
-    } else {
-      in.dtype = DType::kFloat32;
-      value_of[i] = push(in);
-    }
-  }
-  for (int32_t o : program.outputs) {
-    const DType t = program.instrs[o].dtype;
-    if (!is_half(t) && !is_narrow_int(t)) {
-      out.outputs.push_back(value_of[o]);
-      continue;
-    }
-    // The store's one rounding; a narrow value is in range and keeps its low bits.
-    ScalarInstr c(ScalarOp::kCast, t);
-    c.args[0] = value_of[o];
-    c.index = kCastRoundedByTheStore;
-    out.outputs.push_back(push(c));
-  }
-  return out;
-}
-
 bool can_compile(const ScalarProgram& program) {
   for (const ScalarInstr& in : program.instrs) {
     if (is_half(in.dtype)) {
       if (!half_instr_compiles(program, in)) return false;
       continue;
     }
-    if (is_narrow_int(in.dtype)) {
-      // Note [Narrow integers in registers]: what int32 compiles, but for
-      // reductions, which would accumulate past the type's range before
-      // the wrap (their int32 forms are max and min only: no gain).
+    if (is_widened_int(in.dtype)) {
+      // Note [Narrow integers in registers]: what int32 (uint32: int64)
+      // compiles, but for reductions, which would accumulate past the
+      // type's range before the wrap (their int32 forms are max and min
+      // only: no gain).
       if (in.op == ScalarOp::kInput || in.op == ScalarOp::kConst) continue;
-      if (is_reduction(in.op) || in.op == ScalarOp::kRowLength || !emits(in.op, DType::kInt32)) return false;
+      if (is_reduction(in.op) || in.op == ScalarOp::kRowLength || !emits(in.op, compute_dtype(in.dtype))) return false;
       continue;
     }
     if (!in_mask(kComputeDTypeMask, in.dtype)) return false;
@@ -461,9 +403,8 @@ namespace {
 // spec with the program the generators emit (compute_program), when that
 // differs from spec's own: when it has a half-typed or narrow integer value.
 std::optional<FusedKernelSpec> compute_spec(const FusedKernelSpec& spec) {
-  bool widens = false;  // Notes [Half types in registers] and [Narrow integers in registers]
-  for (const ScalarInstr& in : spec.program.instrs) widens = widens || is_half(in.dtype) || is_narrow_int(in.dtype);
-  if (!widens) return std::nullopt;
+  // Notes [Half types in registers] and [Narrow integers in registers]
+  if (!has_storage_dtype(spec.program)) return std::nullopt;
   FusedKernelSpec computed = spec;
   computed.program = compute_program(spec.program);
   return computed;

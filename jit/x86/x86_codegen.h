@@ -32,12 +32,6 @@ struct MachineCode {
 // pow and some integer reductions are left to the precompiled kernels).
 bool can_compile(const ScalarProgram& program);
 
-// `program` as the generators emit it: its float16 and bfloat16 values
-// float32, but for the inputs, the casts to a half type (each followed by a
-// cast back to float32) and a cast to the half type before each such output
-// (Note [Half types in registers] in jit/x86/vec_emitter.h).
-ScalarProgram compute_program(const ScalarProgram& program);
-
 // Bytes per column of the scratch rows a row kernel of `spec` needs
 // (Note [Spilled values] in jit/x86/row_schedule.h); 0 for other kernels.
 int row_scratch_bytes_per_column(const FusedKernelSpec& spec);

@@ -14,6 +14,7 @@
 #include "wok/runtime/error.h"
 #include "wok/runtime/op_registry.h"
 #include "wok/runtime/signature.h"
+#include "wok/runtime/widening.h"
 
 namespace wok::cuda {
 
@@ -131,7 +132,7 @@ absl::StatusOr<FormulaKernelSource> render_formula_kernel(std::string_view op, c
   for (DType t : input_dtypes) k.name.append("_").append(dtype_abbr(t));
   k.name.append("_").append(hash128(formula_kernel_signature(program, input_dtypes)).hex().substr(0, 12));
 
-  absl::StatusOr<std::string> body =
+  absl::StatusOr<RenderedStatements> body =
       render_statements(program, [](int32_t index) { return std::string("x").append(std::to_string(index)); }, "    ");
   if (!body.ok())
     return absl::UnimplementedError("op '" + std::string(op) + "' has no CUDA kernel on (" +
@@ -144,7 +145,7 @@ absl::StatusOr<FormulaKernelSource> render_formula_kernel(std::string_view op, c
     params += (i ? ", const " : "const ") + t + " x" + std::to_string(i);
   }
   const std::pair<std::string_view, std::string> slots[] = {
-      {"KERNEL_NAME", k.name}, {"TYPES", types}, {"PARAMS", params}, {"BODY", *body}, {"RESULT", value_name(result)}};
+      {"KERNEL_NAME", k.name}, {"TYPES", types}, {"PARAMS", params}, {"BODY", body->text}, {"RESULT", body->outputs[0]}};
   absl::StatusOr<std::string> source = fill_template("templates/formula_kernel.cu.in", slots);
   if (!source.ok()) return source.status();
   k.source = "// " + k.name + ": the formula of '" + std::string(op) + "', rendered from templates/formula_kernel.cu.in\n" +
@@ -161,9 +162,8 @@ void formula_kernel(const KernelContext& ctx) {
   std::vector<DType> in_t, out_t;
   for (const TensorRef& t : ctx.inputs) in_t.push_back(t.dtype);
   for (const TensorRef& t : ctx.outputs) out_t.push_back(t.dtype);
-  FormulaBuilder b(in_t, out_t, ctx.attrs);
-  def.formula(b);
-  const ScalarProgram program = b.finish();
+  // Storage dtypes compute as the CPU's widening adapter computes them.
+  const ScalarProgram program = widened_formula(def, in_t, out_t, ctx.attrs);
 
   EwArgs a{};
   a.out = ctx.outputs[0].data;

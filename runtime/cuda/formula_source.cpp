@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <cstring>
 
+#include "wok/runtime/compute_program.h"
 #include "wok/runtime/cuda/embedded_files.h"
 
 namespace wok::cuda {
@@ -66,8 +67,8 @@ std::string_view cuda_type(DType t) {
     case DType::kInt64: return "long long";
     case DType::kFloat32: return "float";
     case DType::kFloat64: return "double";
-    case DType::kFloat16: return "__half";
-    case DType::kBFloat16: return "__nv_bfloat16";
+    case DType::kFloat16: return "wok::f16";
+    case DType::kBFloat16: return "wok::bf16";
     case DType::kInt8: return "signed char";
     case DType::kUInt8: return "unsigned char";
     case DType::kInt16: return "short";
@@ -119,11 +120,57 @@ std::string cuda_literal(DType t, const Scalar& value) {
 
 std::string value_name(int32_t i) { return "v" + std::to_string(i); }
 
-absl::StatusOr<std::string> render_statements(const ScalarProgram& program, const InputExpr& input,
-                                              std::string_view indent) {
-  std::string out;
+namespace {
+
+// Why the instruction `in` of a compute-form program has no CUDA rendering,
+// or "" when it has one.
+std::string unrenderable(const ScalarProgram& program, const ScalarInstr& in) {
+  // uint64 has no wider compute dtype, and the device functions have no
+  // unsigned arithmetic (its precompiled CPU path is the formula kernel).
+  if (in.dtype == DType::kUInt64) return "no CUDA rendering on uint64";
+  if (in.op == ScalarOp::kInput || in.op == ScalarOp::kConst) return "";
+  if (is_reduction(in.op) || in.op == ScalarOp::kRowLength)
+    return "no CUDA rendering of " + std::string(scalar_op_name(in.op)) + " (elementwise kernels only)";
+  for (int a = 0; a < scalar_op_arity(in.op); ++a)
+    if (program.instrs[in.args[a]].dtype == DType::kUInt64) return "no CUDA rendering on uint64";
+  const DType column = column_dtype(program, in);
+  if (!find_op(in.op, column))
+    return "no CUDA rendering of " + std::string(scalar_op_name(in.op)) + " on " + std::string(dtype_name(column));
+  return "";
+}
+
+}  // namespace
+
+absl::StatusOr<RenderedStatements> render_statements(const ScalarProgram& source, const InputExpr& input,
+                                                     std::string_view indent) {
+  // Note [Programs in their compute dtypes]: storage dtypes appear only as
+  // loads, casts and stores.
+  const ScalarProgram program = compute_program(source);
+  RenderedStatements out;
+  std::vector<int32_t> stored;  // the instruction each output stores
+  for (int32_t o : program.outputs) {
+    // An output cast of a value that was itself cast from the output's
+    // dtype (a half value rounded, or an int8 value wrapped, then widened)
+    // stores that value: rounding it again would cost a conversion and
+    // change nothing.
+    const ScalarInstr& store = program.instrs[o];
+    if (store.op == ScalarOp::kCast && store.index == kCastRoundedByTheStore) {
+      const ScalarInstr& widened = program.instrs[store.args[0]];
+      if (widened.op == ScalarOp::kCast && program.instrs[widened.args[0]].dtype == store.dtype) o = widened.args[0];
+    }
+    stored.push_back(o);
+    out.outputs.push_back(value_name(o));
+  }
+  // What the outputs read (the casts skipped above are not rendered).
+  std::vector<bool> live(program.instrs.size(), false);
+  for (int32_t o : stored) live[o] = true;
+  for (size_t i = program.instrs.size(); i-- > 0;)
+    if (live[i])
+      for (int a = 0; a < scalar_op_arity(program.instrs[i].op); ++a) live[program.instrs[i].args[a]] = true;
   for (size_t i = 0; i < program.instrs.size(); ++i) {
     const ScalarInstr& in = program.instrs[i];
+    if (std::string why = unrenderable(program, in); !why.empty()) return absl::UnimplementedError(why);
+    if (!live[i]) continue;
     std::string_view type = cuda_type(in.dtype);
     std::string expr;
     if (in.op == ScalarOp::kInput) {
@@ -134,26 +181,18 @@ absl::StatusOr<std::string> render_statements(const ScalarProgram& program, cons
       const int arity = scalar_op_arity(in.op);
       std::string args[3];
       for (int a = 0; a < arity; ++a) args[a] = value_name(in.args[a]);
-      const DType checked = column_dtype(program, in);
-      const char* pattern = find_op(in.op, checked);
-      if (!pattern)
-        return absl::UnimplementedError("no CUDA rendering of " + std::string(scalar_op_name(in.op)) + " on " +
-                                        std::string(dtype_name(checked)));
-      expr = fill(pattern, args, arity, type);
+      expr = fill(find_op(in.op, column_dtype(program, in)), args, arity, type);
     }
-    out.append(indent);
-    out += "const " + std::string(type) + " " + value_name(static_cast<int32_t>(i)) + " = " + expr + ";\n";
+    out.text.append(indent);
+    out.text += "const " + std::string(type) + " " + value_name(static_cast<int32_t>(i)) + " = " + expr + ";\n";
   }
   return out;
 }
 
-bool can_render(const ScalarProgram& program) {
-  for (const ScalarInstr& in : program.instrs) {
-    if (!in_mask(kComputeDTypeMask, in.dtype)) return false;  // the storage dtypes are not rendered yet
-    if (in.op == ScalarOp::kInput || in.op == ScalarOp::kConst) continue;
-    if (is_reduction(in.op) || in.op == ScalarOp::kRowLength) return false;
-    if (!find_op(in.op, column_dtype(program, in))) return false;
-  }
+bool can_render(const ScalarProgram& source) {
+  const ScalarProgram program = compute_program(source);
+  for (const ScalarInstr& in : program.instrs)
+    if (!unrenderable(program, in).empty()) return false;
   return true;
 }
 

@@ -12,6 +12,7 @@
 #include <string>
 #include <string_view>
 #include <utility>
+#include <vector>
 
 #include <absl/status/statusor.h>
 
@@ -35,13 +36,21 @@ std::string value_name(int32_t i);
 // or a kernel parameter).
 using InputExpr = std::function<std::string(int32_t index)>;
 
-// The program as statements, each line starting with `indent`. Fails for an
-// instruction without a CUDA rendering at its dtype.
-absl::StatusOr<std::string> render_statements(const ScalarProgram& program, const InputExpr& input,
-                                              std::string_view indent);
+// A program as CUDA statements, one `const T vI = ...;` per instruction of
+// its compute form (Note [Programs in their compute dtypes] in
+// runtime/compute_program.h: half types computed in float32, narrow
+// integers in int32 and wrapped), each line starting with `indent`.
+struct RenderedStatements {
+  std::string text;
+  std::vector<std::string> outputs;  // the variable holding each of the program's outputs
+};
+// Fails for an instruction without a CUDA rendering at its dtype.
+absl::StatusOr<RenderedStatements> render_statements(const ScalarProgram& program, const InputExpr& input,
+                                                     std::string_view indent);
 
 // Whether every instruction of `program` has a CUDA rendering at its dtypes
-// (reductions have none: both users make elementwise kernels).
+// (reductions have none: both users make elementwise kernels; nor has
+// uint64).
 bool can_render(const ScalarProgram& program);
 
 // `text` as C++ comment lines ("// " before each line, a newline after).
