@@ -216,9 +216,15 @@ void VecEmitter::store(DType t, const ax::Mem& m, const ax::Vec& v) {
 }
 
 void VecEmitter::store_packed(const ax::Mem& m, const ax::Vec& h, uint32_t bytes) {
+  // A vmovdqu stores its register whole: a ymm register's xmm view is
+  // still stored as 32 bytes (a uint32 store once wrote 16 bytes past its
+  // output that way). The smaller stores have only an xmm form.
+  if (bytes >= 16 && h.size() != bytes)
+    throw Error("x86 JIT: a " + std::to_string(h.size()) + "-byte register stored as " + std::to_string(bytes) +
+                " bytes (internal error)");
   ax::Mem mm = m;
   mm.setSize(bytes);
-  if (bytes >= 16) cc_.vmovdqu(mm, bytes == 16 ? h.as<ax::Xmm>() : h);
+  if (bytes >= 16) cc_.vmovdqu(mm, h);
   else if (bytes == 8) cc_.vmovq(mm, h.as<ax::Xmm>());
   else cc_.vmovd(mm, h.as<ax::Xmm>());
 }
