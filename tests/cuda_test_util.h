@@ -23,27 +23,25 @@
 
 namespace wt {
 
+// The dtypes of `mask`, in kAllDTypes' order.
+inline std::vector<wok::DType> dtypes_in(wok::DTypeMask mask) {
+  std::vector<wok::DType> out;
+  for (wok::DType t : wok::kAllDTypes)
+    if (wok::in_mask(mask, t)) out.push_back(t);
+  return out;
+}
+
 // The dtypes the GPU tests run: the compute dtypes (Note [Compute dtypes]
 // in runtime/dtype.h), which every CUDA kernel takes.
 inline const std::vector<wok::DType>& cuda_dtypes() {
-  static const std::vector<wok::DType> dtypes = [] {
-    std::vector<wok::DType> out;
-    for (wok::DType t : wok::kAllDTypes)
-      if (wok::in_mask(wok::kComputeDTypeMask, t)) out.push_back(t);
-    return out;
-  }();
+  static const std::vector<wok::DType> dtypes = dtypes_in(wok::kComputeDTypeMask);
   return dtypes;
 }
 
 // The dtypes the CUDA renderers take (Note [Programs in their compute
 // dtypes] in runtime/compute_program.h): every dtype but uint64.
 inline const std::vector<wok::DType>& cuda_rendered_dtypes() {
-  static const std::vector<wok::DType> dtypes = [] {
-    std::vector<wok::DType> out;
-    for (wok::DType t : wok::kAllDTypes)
-      if (t != wok::DType::kUInt64) out.push_back(t);
-    return out;
-  }();
+  static const std::vector<wok::DType> dtypes = dtypes_in(wok::kAllDTypeMask & ~wok::dtype_bit(wok::DType::kUInt64));
   return dtypes;
 }
 
