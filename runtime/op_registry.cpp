@@ -75,12 +75,12 @@ void OpRegistry::add_kernel(std::string_view op, DeviceType device, KernelFn fn,
   if (it == ops_.end())
     throw RegistryError("cannot register a " + std::string(device_type_name(device)) + " kernel for unknown op '" +
                         std::string(op) + "': register the op first");
-  if (device == DeviceType::kCPU) {
+  if (const DeviceWidening* widening = widenings_[static_cast<int>(device)].get()) {
     // A dtype the kernel cannot widen (uint64) runs the op's formula, in
     // the formula kernel's loops, where the op has one.
     std::function<const KernelFn*()> formula;
-    if (it->second->def_.formula) formula = [this] { return formula_kernels_[static_cast<int>(DeviceType::kCPU)]; };
-    fn = widening_kernel(std::move(fn), native, std::move(formula));
+    if (it->second->def_.formula) formula = [this, device] { return formula_kernels_[static_cast<int>(device)]; };
+    fn = widening_kernel(std::move(fn), native, std::move(formula), *widening);
   }
   auto& slot = it->second->kernels_[static_cast<int>(device)];
   bool& derived = it->second->derived_[static_cast<int>(device)];
@@ -92,6 +92,18 @@ void OpRegistry::add_kernel(std::string_view op, DeviceType device, KernelFn fn,
   kernels_.push_back(std::make_unique<KernelFn>(std::move(fn)));
   slot.store(kernels_.back().get(), std::memory_order_release);
   derived = false;
+}
+
+OpRegistry::OpRegistry() {
+  widenings_[static_cast<int>(DeviceType::kCPU)] = std::make_unique<DeviceWidening>(host_widening());
+}
+
+void OpRegistry::set_device_widening(DeviceType device, DeviceWidening widening) {
+  std::lock_guard lock(mu_);
+  auto& slot = widenings_[static_cast<int>(device)];
+  if (slot)
+    throw RegistryError("the dtype widening of " + std::string(device_type_name(device)) + " kernels is already set");
+  slot = std::make_unique<DeviceWidening>(std::move(widening));
 }
 
 void OpRegistry::seal_builtins() {

@@ -18,6 +18,7 @@
 #include "wok/runtime/device.h"
 #include "wok/runtime/kernel.h"
 #include "wok/runtime/op_def.h"
+#include "wok/runtime/widening.h"
 
 namespace wok {
 
@@ -63,10 +64,15 @@ class OpRegistry {
   // Throws RegistryError for an unknown op or a second kernel for the same
   // (op, device type). A user op's kernel replaces the one derived from its
   // formula (set_formula_kernel); a built-in op's cannot be replaced.
-  // A CPU kernel sees operands of the dtypes in `native` as they are and
-  // others widened to their compute dtypes (Note [The widening adapter] in
-  // runtime/widening.h); kernels of other devices see every dtype.
+  // A kernel sees operands of the dtypes in `native` as they are and others
+  // widened to their compute dtypes (Note [The widening adapter] in
+  // runtime/widening.h), on the CPU and on every device that has set its
+  // DeviceWidening; kernels of other devices see every dtype.
   void add_kernel(std::string_view op, DeviceType device, KernelFn fn, DTypeMask native = kComputeDTypeMask);
+  // How kernels registered for `device` from now on get the dtypes they do
+  // not take (the CPU's is host_widening()). Throws RegistryError when the
+  // device has one already.
+  void set_device_widening(DeviceType device, DeviceWidening widening);
   // The kernel that every op with a formula gets on `device` unless it has
   // its own: the one that evaluates the formula (runtime/kernels/cpu/
   // formula_kernel.cpp). So an op written as a formula alone runs
@@ -83,13 +89,14 @@ class OpRegistry {
   std::vector<std::string> names() const;
 
  private:
-  OpRegistry() = default;
+  OpRegistry();
   void seal_builtins();  // marks every op registered so far as built-in
 
   mutable std::mutex mu_;
   std::unordered_map<std::string, std::unique_ptr<RegisteredOp>> ops_;
   std::vector<std::unique_ptr<KernelFn>> kernels_;  // owned here, never freed
   std::array<const KernelFn*, kNumDeviceTypes> formula_kernels_{};
+  std::array<std::unique_ptr<DeviceWidening>, kNumDeviceTypes> widenings_{};
 };
 
 // Registers the built-in ops and their CPU kernels (runtime/ops/*.cpp,

@@ -119,12 +119,27 @@ ScalarProgram widened_formula(const OpDef& def, std::span<const DType> inputs, s
   return framed;
 }
 
-KernelFn widening_kernel(KernelFn fn, DTypeMask native, std::function<const KernelFn*()> fallback) {
+const DeviceWidening& host_widening() {
+  static const DeviceWidening* w = new DeviceWidening{
+      "CPU",
+      [](const KernelContext&, size_t bytes) {
+        auto s = std::make_shared<Scratch>(bytes);
+        return DeviceWidening::Buffer{s, s->data};
+      },
+      [](const KernelContext&, const TensorRef& from, const TensorRef& to) {
+        convert_elements(from.dtype, from.data, to.dtype, to.data, from.numel());
+      },
+      [](const KernelContext&, std::vector<std::shared_ptr<void>>& holders) { holders.clear(); }};
+  return *w;
+}
+
+KernelFn widening_kernel(KernelFn fn, DTypeMask native, std::function<const KernelFn*()> fallback,
+                         const DeviceWidening& device) {
   if ((native & kAllDTypeMask) == kAllDTypeMask) return fn;
   DTypeMask widenable = 0;  // the dtypes whose compute dtype fn takes
   for (DType t : kAllDTypes)
     if (in_mask(native, compute_dtype(t))) widenable |= dtype_bit(t);
-  return [fn = std::move(fn), native, widenable, fallback = std::move(fallback)](const KernelContext& ctx) {
+  return [fn = std::move(fn), native, widenable, fallback = std::move(fallback), device](const KernelContext& ctx) {
     if (operands_in(ctx, native)) return fn(ctx);
     if (!operands_in(ctx, widenable) && fallback)
       if (const KernelFn* other = fallback()) return (*other)(ctx);
@@ -133,39 +148,43 @@ KernelFn widening_kernel(KernelFn fn, DTypeMask native, std::function<const Kern
       if (in_mask(native, t)) return t;
       const DType w = compute_dtype(t);
       if (!in_mask(native, w))
-        throw DTypeError("the CPU kernel of op '" + ctx.op.name() + "' does not take " + std::string(dtype_name(t)));
+        throw DTypeError("the " + device.device_name + " kernel of op '" + ctx.op.name() + "' does not take " +
+                         std::string(dtype_name(t)));
       return w;
     };
-    std::vector<Scratch> scratch;
-    scratch.reserve(ctx.inputs.size() + ctx.outputs.size());
-    std::vector<TensorRef> in(ctx.inputs.begin(), ctx.inputs.end());
-    std::vector<TensorRef> out(ctx.outputs.begin(), ctx.outputs.end());
-    for (TensorRef& t : in) {
-      const DType w = widened(t.dtype);
-      if (w == t.dtype) continue;
-      const int64_t n = t.numel();
-      scratch.emplace_back(static_cast<size_t>(n) * itemsize(w));
-      convert_elements(t.dtype, t.data, w, scratch.back().data, n);
-      t = TensorRef{scratch.back().data, t.shape, w};
+    std::vector<std::shared_ptr<void>> holders;
+    auto scratch_for = [&](const TensorRef& t, DType w) {
+      DeviceWidening::Buffer b = device.scratch(ctx, static_cast<size_t>(t.numel()) * itemsize(w));
+      holders.push_back(std::move(b.holder));
+      return TensorRef{b.data, t.shape, w};
+    };
+    try {
+      std::vector<TensorRef> in(ctx.inputs.begin(), ctx.inputs.end());
+      std::vector<TensorRef> out(ctx.outputs.begin(), ctx.outputs.end());
+      for (TensorRef& t : in) {
+        const DType w = widened(t.dtype);
+        if (w == t.dtype) continue;
+        const TensorRef wide = scratch_for(t, w);
+        device.convert(ctx, t, wide);
+        t = wide;
+      }
+      // The outputs in the dtypes the op gives for the widened inputs, so
+      // the kernel sees operands its own dtype rule allows.
+      std::vector<DType> in_dtypes, out_dtypes;
+      for (const TensorRef& t : in) in_dtypes.push_back(t.dtype);
+      for (const TensorRef& t : out) out_dtypes.push_back(t.dtype);
+      const std::vector<DType> wide_out =
+          widened_output_dtypes(ctx.op.def(), in_dtypes, ctx.attrs, out_dtypes, native, widened);
+      for (size_t o = 0; o < out.size(); ++o)
+        if (wide_out[o] != out[o].dtype) out[o] = scratch_for(out[o], wide_out[o]);
+      fn(KernelContext{ctx.op, ctx.attrs, in, out, ctx.device});
+      for (size_t o = 0; o < out.size(); ++o)
+        if (out[o].dtype != ctx.outputs[o].dtype) device.convert(ctx, out[o], ctx.outputs[o]);
+    } catch (...) {
+      device.release(ctx, holders);
+      throw;
     }
-    // The outputs in the dtypes the op gives for the widened inputs, so
-    // the kernel sees operands its own dtype rule allows.
-    std::vector<DType> in_dtypes, out_dtypes;
-    for (const TensorRef& t : in) in_dtypes.push_back(t.dtype);
-    for (const TensorRef& t : out) out_dtypes.push_back(t.dtype);
-    const std::vector<DType> wide_out =
-        widened_output_dtypes(ctx.op.def(), in_dtypes, ctx.attrs, out_dtypes, native, widened);
-    for (size_t o = 0; o < out.size(); ++o) {
-      TensorRef& t = out[o];
-      const DType w = wide_out[o];
-      if (w == t.dtype) continue;
-      scratch.emplace_back(static_cast<size_t>(t.numel()) * itemsize(w));
-      t = TensorRef{scratch.back().data, t.shape, w};
-    }
-    fn(KernelContext{ctx.op, ctx.attrs, in, out, ctx.device});
-    for (size_t o = 0; o < out.size(); ++o)
-      if (out[o].dtype != ctx.outputs[o].dtype)
-        convert_elements(out[o].dtype, out[o].data, ctx.outputs[o].dtype, ctx.outputs[o].data, out[o].numel());
+    device.release(ctx, holders);
   };
 }
 

@@ -5,7 +5,9 @@
 
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <span>
+#include <string>
 #include <vector>
 
 #include "wok/runtime/dtype.h"
@@ -35,7 +37,33 @@ inline constexpr DTypeMask kComputeAndUInt64DTypeMask = kComputeDTypeMask | dtyp
 // whose compute dtype the kernel still lacks (uint64, which has no wider
 // type) runs `fallback()` instead where it gives a kernel (the formula
 // kernel, for an op with a formula), else raises DTypeError naming the op.
-KernelFn widening_kernel(KernelFn fn, DTypeMask native, std::function<const KernelFn*()> fallback = {});
+//
+// The scratch buffers and the conversions are the device's own
+// (DeviceWidening): host memory and convert_elements on the CPU; on CUDA,
+// device memory and the cast kernel, queued on the kernel's stream
+// (runtime/cuda/cuda_kernels.cpp), so a reduction or a matmul on float16
+// computes there as it does here.
+struct DeviceWidening {
+  std::string device_name;  // for errors: "the CPU kernel of op 'sum' does not take uint64"
+  // `bytes` of scratch on ctx's device: `holder` owns it, `data` is its
+  // address.
+  struct Buffer {
+    std::shared_ptr<void> holder;
+    void* data = nullptr;
+  };
+  std::function<Buffer(const KernelContext& ctx, size_t bytes)> scratch;
+  // `to` = `from` element by element (the same shape), on ctx's device.
+  std::function<void(const KernelContext& ctx, const TensorRef& from, const TensorRef& to)> convert;
+  // Called with every holder once the adapter has queued its last use of
+  // them (also when a step threw): a device whose work runs later keeps
+  // them until it has; the CPU's are freed when dropped.
+  std::function<void(const KernelContext& ctx, std::vector<std::shared_ptr<void>>& holders)> release;
+};
+// The CPU's: host allocator scratch, convert_elements.
+const DeviceWidening& host_widening();
+
+KernelFn widening_kernel(KernelFn fn, DTypeMask native, std::function<const KernelFn*()> fallback = {},
+                         const DeviceWidening& device = host_widening());
 
 // The dtypes op's outputs are computed in when its inputs are
 // `widened_inputs`: those the op's dtype rule gives for them where `native`

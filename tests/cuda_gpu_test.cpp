@@ -187,23 +187,30 @@ TEST_F(CudaGpu, CastsMatchTheCpuIncludingOutOfRange) {
 // in their compute dtypes] in runtime/compute_program.h): the same bits
 // for exact ops, for approximate ones within a few units of the dtype's
 // last place.
+const DType kStorageDtypes[] = {DType::kFloat16, DType::kBFloat16, DType::kInt8,  DType::kUInt8,
+                                DType::kInt16,   DType::kUInt16,   DType::kUInt32};
+
+// Equal values in float64 (nan equal to nan); approximate ones within 4
+// units of the dtype's last place (plus 1e-6 absolute).
+::testing::AssertionResult same_storage_values(const std::string& what, const Tensor& gpu, const Tensor& cpu,
+                                               bool approx) {
+  if (gpu.dtype() != cpu.dtype()) return ::testing::AssertionFailure() << what << ": dtype " << wt::dname(gpu.dtype());
+  const std::vector<double> g = wok::cast(gpu.to(Device::cpu()), DType::kFloat64).to_vector<double>();
+  const std::vector<double> c = wok::cast(cpu, DType::kFloat64).to_vector<double>();
+  const double ulp = cpu.dtype() == DType::kFloat16 ? 0x1p-10 : cpu.dtype() == DType::kBFloat16 ? 0x1p-7 : 0x1p-23;
+  int bad = 0;
+  auto fail = ::testing::AssertionFailure();
+  for (size_t i = 0; i < c.size(); ++i) {
+    const bool ok = approx && std::isfinite(c[i]) ? std::fabs(g[i] - c[i]) <= 4 * ulp * std::fabs(c[i]) + 1e-6
+                                                  : wt::same_value<double>(g[i], c[i], true);
+    if (!ok && ++bad <= 8) fail << "\n  " << what << " index " << i << ": gpu " << g[i] << ", cpu " << c[i];
+  }
+  return bad ? fail : ::testing::AssertionSuccess();
+}
+
 TEST_F(CudaGpu, StorageDtypesMatchTheCpu) {
-  const DType storage[] = {DType::kFloat16, DType::kBFloat16, DType::kInt8,  DType::kUInt8,
-                           DType::kInt16,   DType::kUInt16,   DType::kUInt32};
-  auto same = [](const std::string& what, const Tensor& gpu, const Tensor& cpu, bool approx) {
-    if (gpu.dtype() != cpu.dtype()) return ::testing::AssertionFailure() << what << ": dtype " << wt::dname(gpu.dtype());
-    const std::vector<double> g = wok::cast(gpu.to(Device::cpu()), DType::kFloat64).to_vector<double>();
-    const std::vector<double> c = wok::cast(cpu, DType::kFloat64).to_vector<double>();
-    const double ulp = cpu.dtype() == DType::kFloat16 ? 0x1p-10 : cpu.dtype() == DType::kBFloat16 ? 0x1p-7 : 0x1p-23;
-    int bad = 0;
-    auto fail = ::testing::AssertionFailure();
-    for (size_t i = 0; i < c.size(); ++i) {
-      const bool ok = approx && std::isfinite(c[i]) ? std::fabs(g[i] - c[i]) <= 4 * ulp * std::fabs(c[i]) + 1e-6
-                                                    : wt::same_value<double>(g[i], c[i], true);
-      if (!ok && ++bad <= 8) fail << "\n  " << what << " index " << i << ": gpu " << g[i] << ", cpu " << c[i];
-    }
-    return bad ? fail : ::testing::AssertionSuccess();
-  };
+  const auto& storage = kStorageDtypes;
+  const auto same = same_storage_values;
   for_each_gpu_backend([&] {
     for (DType t : storage) {
       const std::string name = wt::dname(t);
@@ -238,6 +245,32 @@ TEST_F(CudaGpu, StorageDtypesMatchTheCpu) {
 // ---- reductions, movement, matmul ----------------------------------------------------------
 
 using Reduction = Tensor (*)(const Tensor&, std::vector<int64_t>, bool);
+
+// Reductions and matmul take the compute dtypes on CUDA; the storage
+// dtypes are widened on the device as the CPU widens them (Note [The
+// widening adapter] in runtime/widening.h): float16 sums in float32 and
+// rounds once. full and the copies move every width as it is.
+TEST_F(CudaGpu, StorageDtypeReductionsMatmulAndMovesMatchTheCpu) {
+  for_each_gpu_backend([&] {
+    for (DType t : kStorageDtypes) {
+      const std::string name = wt::dname(t);
+      const Tensor a = wok::cast(inputs_of(DType::kFloat32, 24, 40, 3) * 30.0, t);
+      const Tensor b = wok::cast(inputs_of(DType::kFloat32, 40, 16, 5) * 0.25, t);
+      const Tensor ga = a.to(kGpu), gb = b.to(kGpu);
+      for (auto [op, fn] : std::initializer_list<std::pair<const char*, Reduction>>{
+               {"sum", wok::sum}, {"mean", wok::mean}, {"max", wok::max}, {"min", wok::min}, {"argmax", wok::argmax}})
+        for (const std::vector<int64_t>& axes : {std::vector<int64_t>{1}, std::vector<int64_t>{0}}) {
+          const std::string what = std::string(op) + "(" + name + ", axis " + std::to_string(axes[0]) + ")";
+          EXPECT_TRUE(same_storage_values(what, fn(ga, axes, false), fn(a, axes, false), is_approximate(op)));
+        }
+      EXPECT_TRUE(same_storage_values("matmul " + name, wok::matmul(ga, gb), wok::matmul(a, b), wok::is_floating(t)));
+      EXPECT_TRUE(same_storage_values("permute " + name, wok::permute(ga, {1, 0}), wok::permute(a, {1, 0}), false));
+      EXPECT_TRUE(same_storage_values("slice " + name, wok::slice(ga, 1, 3, 29, 2), wok::slice(a, 1, 3, 29, 2), false));
+      EXPECT_TRUE(same_storage_values("concat " + name, wok::concat({ga, ga}, 0), wok::concat({a, a}, 0), false));
+      EXPECT_TRUE(same_storage_values("full " + name, wok::ones({5, 3}, t, kGpu), wok::ones({5, 3}, t), false));
+    }
+  });
+}
 
 TEST_F(CudaGpu, ReductionsMatchTheCpu) {
   const std::vector<std::pair<wok::Shape, std::vector<int64_t>>> cases = {

@@ -81,10 +81,16 @@ TEST(OnceCache, AThrownBuildReachesEveryWaiterAndIsNotKept) {
 
 TEST(OnceCache, AnErrorValueReachesEveryWaiterAndIsNotKept) {
   OnceCache<Result> cache;
-  std::atomic<int> builds{0}, errors{0};
+  std::atomic<int> builds{0}, errors{0}, arrived{0};
   race([&](int) {
+    ++arrived;
     Result r = cache.get(hash128("k"), "k", [&]() -> Result {
       ++builds;
+      // An error is not kept, so a caller arriving after it was handed out
+      // builds again: hold the build until every thread has come to the
+      // cache (on a loaded 2-core machine a thread can start 50 ms late).
+      const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+      while (arrived.load() < kThreads && std::chrono::steady_clock::now() < deadline) std::this_thread::yield();
       std::this_thread::sleep_for(std::chrono::milliseconds(50));
       return absl::FailedPreconditionError("strict mode: compiling is off");
     });

@@ -99,11 +99,12 @@ void load_module(Module& m, int device, const std::string& name) {
   m.origin = "NVRTC (" + bin->target + ")";
 }
 
+// The value's bits in dtype t, converted as the CPU's full kernel does.
 uint64_t bits_of(DType t, const Scalar& value) {
   uint64_t bits = 0;
-  visit_dtype(t, [&](auto tag) {
+  visit_any_dtype(t, [&](auto tag) {
     using T = decltype(tag);
-    T v = value.cast(t).to<T>();
+    T v = value.to<T>();
     std::memcpy(&bits, &v, sizeof v);
   });
   return bits;
@@ -225,6 +226,29 @@ void concat_kernel(const KernelContext& ctx) {
                  contiguous_strides(*x.shape), *x.shape, isz);
     offset += (*x.shape)[axis];
   }
+}
+
+// ---- widening: the dtypes a kernel does not take (Note [The widening adapter]) ------------
+
+// Device scratch, kept until the stream has run the work queued on it.
+DeviceWidening::Buffer device_scratch(const KernelContext& ctx, size_t bytes) {
+  StoragePtr s = Storage::allocate(bytes == 0 ? 1 : bytes, ctx.device);
+  void* data = s->data();
+  return {std::move(s), data};
+}
+
+// `to` = cast(`from`) by the cast op's formula kernel, on ctx's stream.
+void device_convert(const KernelContext& ctx, const TensorRef& from, const TensorRef& to) {
+  static const RegisteredOp& cast = OpRegistry::global().get("cast");
+  const Attrs attrs(&cast.def().attrs, {to.dtype});
+  formula_kernel(KernelContext{cast, attrs, std::span<const TensorRef>(&from, 1), std::span<const TensorRef>(&to, 1),
+                               ctx.device});
+}
+
+void release_after_stream(const KernelContext&, std::vector<std::shared_ptr<void>>& holders) {
+  for (std::shared_ptr<void>& h : holders)
+    if (h) keep_alive(std::static_pointer_cast<Storage>(std::move(h)));
+  holders.clear();
 }
 
 // ---- matmul ---------------------------------------------------------------------------------
@@ -447,15 +471,20 @@ void launch(CUfunction fn, unsigned grid_x, unsigned grid_y, unsigned grid_z, un
 
 void register_builtin_cuda_kernels(OpRegistry& r) {
   constexpr DeviceType kCuda = DeviceType::kCUDA;
+  // Matmul and the reductions take the compute dtypes; the others are
+  // widened on the device as the CPU widens them (the formula kernels
+  // render every dtype themselves, and the copies move bytes of any width).
+  r.set_device_widening(kCuda, DeviceWidening{"CUDA", cuda::device_scratch, cuda::device_convert,
+                                              cuda::release_after_stream});
   // Every op with a formula (the elementwise ones, cast, where and clamp
   // included): Note [CUDA formula kernels] in cuda_formula_kernel.cpp.
   r.set_formula_kernel(kCuda, cuda::formula_kernel);
-  r.add_kernel("full", kCuda, cuda::full_kernel);
-  r.add_kernel("permute", kCuda, cuda::permute_kernel);
-  r.add_kernel("broadcast_to", kCuda, cuda::broadcast_to_kernel);
-  r.add_kernel("slice", kCuda, cuda::slice_kernel);
-  r.add_kernel("concat", kCuda, cuda::concat_kernel);
-  r.add_kernel("matmul", kCuda, cuda::matmul_kernel);
+  r.add_kernel("full", kCuda, cuda::full_kernel, kAllDTypeMask);
+  r.add_kernel("permute", kCuda, cuda::permute_kernel, kAllDTypeMask);
+  r.add_kernel("broadcast_to", kCuda, cuda::broadcast_to_kernel, kAllDTypeMask);
+  r.add_kernel("slice", kCuda, cuda::slice_kernel, kAllDTypeMask);
+  r.add_kernel("concat", kCuda, cuda::concat_kernel, kAllDTypeMask);
+  r.add_kernel("matmul", kCuda, cuda::matmul_kernel, kComputeDTypeMask & ~dtype_bit(DType::kBool));
   for (const char* op : {"sum", "mean", "max", "min", "prod", "argmax"}) r.add_kernel(op, kCuda, cuda::reduction(op));
 }
 

@@ -9,6 +9,7 @@
 using namespace wok;
 
 #define WOK_EACH(M) M(b8) M(i32) M(i64) M(f32) M(f64)
+#define WOK_EACH_STORED(M) WOK_EACH(M) M(f16) M(bf16) M(i8) M(u8) M(i16) M(u16) M(u32) M(u64)
 #define WOK_EACH_NUMBER(M) M(i32) M(i64) M(f32) M(f64)
 
 // ---- full ------------------------------------------------------------------------------
@@ -18,7 +19,7 @@ using namespace wok;
     const T v = from_bits<T>(a.attr[0]);                                             \
     ew_apply<T>(a, [v]() { return v; });                                             \
   }
-WOK_EACH(WOK_FULL)
+WOK_EACH_STORED(WOK_FULL)
 
 // ---- strided copy: permute, broadcast_to, slice, concat -----------------------------------
 // out[offset1(i)] = in[offset0(i)] over the input view's shape; stride[0]
@@ -45,6 +46,7 @@ __device__ void strided_copy(const EwArgs& a) {
   }
 }
 extern "C" __global__ void __launch_bounds__(256) wok_copy_1(const EwArgs a) { strided_copy<unsigned char>(a); }
+extern "C" __global__ void __launch_bounds__(256) wok_copy_2(const EwArgs a) { strided_copy<u16>(a); }
 extern "C" __global__ void __launch_bounds__(256) wok_copy_4(const EwArgs a) { strided_copy<u32>(a); }
 extern "C" __global__ void __launch_bounds__(256) wok_copy_8(const EwArgs a) { strided_copy<u64>(a); }
 
