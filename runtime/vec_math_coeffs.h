@@ -16,6 +16,19 @@ inline constexpr float kLn2HiF = 0.693145751953125f;
 inline constexpr float kLn2LoF = 1.428606765330187045e-06f;
 // Taylor coefficients 1/k! for k = 7..2 (P has degree 5 for float).
 inline constexpr float kExpPolyF[] = {1.0f / 5040, 1.0f / 720, 1.0f / 120, 1.0f / 24, 1.0f / 6, 0.5f};
+// e^r itself for exp, degree 6: 1 + r + r^2 (c2 + ... + c6 r^4), with
+// c2..c6 fitted (weighted least squares, reweighted towards minimax) for
+// the relative error of e^r on |r| <= ln2/2: 3.1e-9 in exact arithmetic;
+// evaluated in float32 by Horner's rule, at most 0.72 ulp over 4 million
+// r, where the degree 7 Taylor form of expm1 plus one gave 0.89 (Note
+// [Direct exp polynomial] in runtime/kernels/cpu/vec_math.h).
+inline constexpr float kExpDirectPolyF[] = {0x1.6a244cp-10f,  // 0.00138146128
+                                            0x1.1239d4p-7f,   // 0.00836871006
+                                            0x1.5558f2p-5f,   // 0.041668389
+                                            0x1.555492p-3f,   // 0.166665211
+                                            0x1.fffffcp-2f,   // 0.49999994
+                                            1.0f,
+                                            1.0f};
 // Inputs are clamped to [kExpMinF, kExpMaxF]: below, e^x rounds to 0; above, to inf.
 inline constexpr float kExpMinF = -104.0f;
 inline constexpr float kExpMaxF = 89.0f;
@@ -27,6 +40,11 @@ inline constexpr double kLn2LoD = 1.90821492927058770002e-10;
 inline constexpr double kExpPolyD[] = {1.0 / 6227020800.0, 1.0 / 479001600.0, 1.0 / 39916800.0, 1.0 / 3628800.0,
                                        1.0 / 362880.0,     1.0 / 40320.0,     1.0 / 5040.0,     1.0 / 720.0,
                                        1.0 / 120.0,        1.0 / 24.0,        1.0 / 6.0,        0.5};
+// 1/k! for k = 13..0 (Taylor: its remainder is below 1e-17 here).
+inline constexpr double kExpDirectPolyD[] = {1.0 / 6227020800.0, 1.0 / 479001600.0, 1.0 / 39916800.0, 1.0 / 3628800.0,
+                                             1.0 / 362880.0,     1.0 / 40320.0,     1.0 / 5040.0,     1.0 / 720.0,
+                                             1.0 / 120.0,        1.0 / 24.0,        1.0 / 6.0,        0.5,
+                                             1.0,                1.0};
 inline constexpr double kExpMinD = -746.0;
 inline constexpr double kExpMaxD = 710.0;
 

@@ -113,6 +113,27 @@ TEST_P(DivisionAndBits, IntegerDivisionByZeroAndOverflowAreDefined) {
   EXPECT_TRUE(wt::exact<int32_t>("remainder", wok::remainder(t, u), {0, 0, 0}));
 }
 
+// On an unsigned type the all-ones divisor is its largest value, not -1:
+// 5 // UINT64_MAX is 0 and 5 % UINT64_MAX is 5 (the INT_MIN / -1 rule is
+// for signed types only).
+template <typename T>
+void check_largest_unsigned_divisor() {
+  const T mx = std::numeric_limits<T>::max();
+  Tensor a = wt::tensor(std::vector<T>{5, mx, 7, 0, T(mx - 1), mx});
+  Tensor b = wt::tensor(std::vector<T>{mx, mx, 2, mx, mx, T(mx - 1)});
+  const std::string dt = " " + wt::dname(wok::dtype_of<T>());
+  EXPECT_TRUE(wt::exact<T>("floor_divide" + dt, wok::floor_divide(a, b), {0, 1, 3, 0, 0, 1}));
+  EXPECT_TRUE(wt::exact<T>("fmod" + dt, wok::fmod(a, b), {5, 0, 1, 0, T(mx - 1), 1}));
+  EXPECT_TRUE(wt::exact<T>("remainder" + dt, wok::remainder(a, b), {5, 0, 1, 0, T(mx - 1), 1}));
+}
+
+TEST_P(DivisionAndBits, TheLargestUnsignedDivisorIsNotMinusOne) {
+  check_largest_unsigned_divisor<uint8_t>();
+  check_largest_unsigned_divisor<uint16_t>();
+  check_largest_unsigned_divisor<uint32_t>();
+  check_largest_unsigned_divisor<uint64_t>();
+}
+
 TEST_P(DivisionAndBits, SignConventions) {
   // fmod takes the dividend's sign (ONNX Mod fmod=1), remainder the divisor's (fmod=0).
   Tensor a = wt::tensor(std::vector<int32_t>{7, -7, 7, -7}), b = wt::tensor(std::vector<int32_t>{3, 3, -3, -3});

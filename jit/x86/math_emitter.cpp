@@ -49,16 +49,21 @@ ExpK exp_k(DT t) {
   return {vmc::kLog2eD, vmc::kLn2HiD, vmc::kLn2LoD, vmc::kExpMinD, vmc::kExpMaxD, vmc::kRoundMagicD, 52, 1023};
 }
 
-// vm::expm1_reduced: returns expm1(r), sets n (integer lanes) and nf (n as
-// a float), each when asked for (asmjit keeps an unused instruction).
-ax::Vec expm1_reduced(VecEmitter& e, DT t, const ax::Vec& x, ax::Vec* n_out, ax::Vec* nf_out = nullptr) {
+// vm::exp_reduce: returns r, sets n (integer lanes) and nf (n as a float),
+// each when asked for (asmjit keeps an unused instruction).
+ax::Vec exp_reduce(VecEmitter& e, DT t, const ax::Vec& x, ax::Vec* n_out, ax::Vec* nf_out) {
   ExpK k = exp_k(t);
   ax::Vec tt = e.fma(t, x, C(e, t, k.log2e), C(e, t, k.magic));
   ax::Vec nf = e.sub(t, tt, C(e, t, k.magic));
   if (nf_out) *nf_out = nf;
   if (n_out) *n_out = e.int_sub(t, tt, e.const_bits_operand(t, bits_of(t, k.magic)));
   ax::Vec r = e.fnma(t, nf, C(e, t, k.ln2hi), x);
-  r = e.fnma(t, nf, C(e, t, k.ln2lo), r);
+  return e.fnma(t, nf, C(e, t, k.ln2lo), r);
+}
+
+// vm::expm1_reduced: returns expm1(r), sets n and nf as exp_reduce does.
+ax::Vec expm1_reduced(VecEmitter& e, DT t, const ax::Vec& x, ax::Vec* n_out, ax::Vec* nf_out = nullptr) {
+  ax::Vec r = exp_reduce(e, t, x, n_out, nf_out);
   ax::Vec p = f32(t) ? horner(e, t, r, vmc::kExpPolyF) : horner(e, t, r, vmc::kExpPolyD);
   ax::Vec rr = e.mul(t, r, r);
   return e.fma(t, rr, p, r);
@@ -153,17 +158,19 @@ ax::Vec emit_exp(VecEmitter& e, DT t, const ax::Vec& x) {
   xc = e.min_raw(t, e.const_vec(t, k.max), xc);         // xc > max ? max : xc
   ax::Vec n, nf;
   // AVX-512 scales by the float n (vscalef), AVX2 by integer powers of two.
-  ax::Vec p = expm1_reduced(e, t, xc, e.avx512() ? nullptr : &n, &nf);
+  // Note [Direct exp polynomial] in runtime/kernels/cpu/vec_math.h.
+  ax::Vec r = exp_reduce(e, t, xc, e.avx512() ? nullptr : &n, &nf);
+  ax::Vec q = f32(t) ? horner(e, t, r, vmc::kExpDirectPolyF) : horner(e, t, r, vmc::kExpDirectPolyD);
   ax::Vec v;
   if (e.avx512()) {
-    // vscalef(1 + p, n) rounds exactly like fma(p, s1, s1) * s2 below: the
-    // first product is a power-of-two scaling, exact in the normal range.
-    v = e.scale2(t, e.add(t, p, C(e, t, 1.0)), nf);
+    // vscalef(q, n) rounds exactly like q * s1 * s2 below: the first
+    // product is a power-of-two scaling, exact in the normal range.
+    v = e.scale2(t, q, nf);
   } else {
     ax::Vec h = e.shr_arith(int_of(t), n, 1);
     ax::Vec s1 = pow2i(e, t, h);
     ax::Vec s2 = pow2i(e, t, e.int_sub(t, n, h));
-    v = e.mul(t, e.fma(t, p, s1, s1), s2);
+    v = e.mul(t, e.mul(t, q, s1), s2);
   }
   // A nan stays nan through the clamps (max_raw and min_raw return their
   // second operand when unordered) and the arithmetic, as in vm::exp.

@@ -43,8 +43,11 @@ inline T fmod(T a, T b) {
   if constexpr (std::is_floating_point_v<T>) {
     return std::fmod(a, b);
   } else {
-    // b == -1 also avoids INT_MIN % -1, which traps on x86.
-    return (b == 0 || b == -1) ? T(0) : static_cast<T>(a % b);
+    // b == -1 also avoids INT_MIN % -1, which traps on x86; on an unsigned
+    // type -1 would be its largest value, an ordinary divisor.
+    if constexpr (std::is_signed_v<T>)
+      if (b == T(-1)) return T(0);
+    return b == 0 ? T(0) : static_cast<T>(a % b);
   }
 }
 
@@ -55,7 +58,8 @@ inline T floor_div(T a, T b) {
     return std::floor(a / b);
   } else {
     if (b == 0) return T(0);
-    if (b == -1) return wrap_sub(T(0), a);  // INT_MIN / -1 wraps to INT_MIN
+    if constexpr (std::is_signed_v<T>)
+      if (b == T(-1)) return wrap_sub(T(0), a);  // INT_MIN / -1 wraps to INT_MIN
     T q = static_cast<T>(a / b);
     T r = static_cast<T>(a % b);
     return (r != 0 && ((r < 0) != (b < 0))) ? static_cast<T>(q - 1) : q;
