@@ -6,6 +6,9 @@
 // Polynomials are in Horner order, highest degree first unless noted.
 #pragma once
 
+#include <cstddef>
+#include <iterator>
+
 namespace wok::vmc {
 
 // ---- exp, expm1 ---------------------------------------------------------------
@@ -40,11 +43,21 @@ inline constexpr double kLn2LoD = 1.90821492927058770002e-10;
 inline constexpr double kExpPolyD[] = {1.0 / 6227020800.0, 1.0 / 479001600.0, 1.0 / 39916800.0, 1.0 / 3628800.0,
                                        1.0 / 362880.0,     1.0 / 40320.0,     1.0 / 5040.0,     1.0 / 720.0,
                                        1.0 / 120.0,        1.0 / 24.0,        1.0 / 6.0,        0.5};
-// 1/k! for k = 13..0 (Taylor: its remainder is below 1e-17 here).
-inline constexpr double kExpDirectPolyD[] = {1.0 / 6227020800.0, 1.0 / 479001600.0, 1.0 / 39916800.0, 1.0 / 3628800.0,
-                                             1.0 / 362880.0,     1.0 / 40320.0,     1.0 / 5040.0,     1.0 / 720.0,
-                                             1.0 / 120.0,        1.0 / 24.0,        1.0 / 6.0,        0.5,
-                                             1.0,                1.0};
+// 1/k! for k = 13..0 (Taylor: its remainder is below 1e-17 here): P's
+// coefficients followed by those of r and 1, so e^r = 1 + r + r^2 P(r).
+template <std::size_t N>
+struct ExpDirectPoly {
+  double c[N + 2];
+};
+template <std::size_t N>
+constexpr ExpDirectPoly<N> then_one_one(const double (&p)[N]) {
+  ExpDirectPoly<N> d{};
+  for (std::size_t i = 0; i < N; ++i) d.c[i] = p[i];
+  d.c[N] = d.c[N + 1] = 1.0;
+  return d;
+}
+inline constexpr ExpDirectPoly<std::size(kExpPolyD)> kExpDirectPolyDHolder = then_one_one(kExpPolyD);
+inline constexpr const auto& kExpDirectPolyD = kExpDirectPolyDHolder.c;
 inline constexpr double kExpMinD = -746.0;
 inline constexpr double kExpMaxD = 710.0;
 

@@ -182,13 +182,13 @@ TEST_F(CudaGpu, CastsMatchTheCpuIncludingOutOfRange) {
   });
 }
 
-// The storage dtypes (float16, bfloat16, the narrow integers, uint32)
-// compute in their compute dtypes on the GPU as on the CPU (Note [Programs
-// in their compute dtypes] in runtime/compute_program.h): the same bits
-// for exact ops, for approximate ones within a few units of the dtype's
-// last place.
-const DType kStorageDtypes[] = {DType::kFloat16, DType::kBFloat16, DType::kInt8,  DType::kUInt8,
-                                DType::kInt16,   DType::kUInt16,   DType::kUInt32};
+// The storage dtypes the CUDA renderers take: float16, bfloat16, the
+// narrow integers and uint32.
+const std::vector<DType>& storage_dtypes() {
+  static const std::vector<DType> dtypes =
+      wt::dtypes_in(wok::kAllDTypeMask & ~wok::kComputeDTypeMask & ~wok::dtype_bit(DType::kUInt64));
+  return dtypes;
+}
 
 // Equal values in float64 (nan equal to nan); approximate ones within 4
 // units of the dtype's last place (plus 1e-6 absolute).
@@ -208,11 +208,13 @@ const DType kStorageDtypes[] = {DType::kFloat16, DType::kBFloat16, DType::kInt8,
   return bad ? fail : ::testing::AssertionSuccess();
 }
 
+// The storage dtypes compute in their compute dtypes on the GPU as on the
+// CPU (Note [Programs in their compute dtypes] in runtime/compute_program.h):
+// the same bits for exact ops, for approximate ones within a few units of
+// the dtype's last place.
 TEST_F(CudaGpu, StorageDtypesMatchTheCpu) {
-  const auto& storage = kStorageDtypes;
-  const auto same = same_storage_values;
   for_each_gpu_backend([&] {
-    for (DType t : storage) {
+    for (DType t : storage_dtypes()) {
       const std::string name = wt::dname(t);
       const Tensor a = wok::cast(inputs_of(DType::kFloat32, 8, 40, 3) * 30.0, t);
       const Tensor b = wok::cast(inputs_of(DType::kFloat32, 1, 40, 5).reshape({40}) * 30.0, t);
@@ -224,7 +226,7 @@ TEST_F(CudaGpu, StorageDtypesMatchTheCpu) {
         } catch (const wok::DTypeError&) {
           continue;
         }
-        EXPECT_TRUE(same(std::string(op) + "(" + name + ")", wok::call(op, {ga, gb})[0], cpu_out[0], false));
+        EXPECT_TRUE(same_storage_values(std::string(op) + "(" + name + ")", wok::call(op, {ga, gb})[0], cpu_out[0], false));
       }
       for (const char* op : {"neg", "abs", "exp", "sqrt", "gelu", "sigmoid", "rsqrt"}) {
         std::vector<Tensor> cpu_out;
@@ -233,11 +235,11 @@ TEST_F(CudaGpu, StorageDtypesMatchTheCpu) {
         } catch (const wok::DTypeError&) {
           continue;
         }
-        EXPECT_TRUE(same(std::string(op) + "(" + name + ")", wok::call(op, {ga})[0], cpu_out[0], is_approximate(op)));
+        EXPECT_TRUE(same_storage_values(std::string(op) + "(" + name + ")", wok::call(op, {ga})[0], cpu_out[0], is_approximate(op)));
       }
-      EXPECT_TRUE(same("fused chain " + name, (ga * 3 + gb) - ga * gb, (a * 3 + b) - a * b, false));
+      EXPECT_TRUE(same_storage_values("fused chain " + name, (ga * 3 + gb) - ga * gb, (a * 3 + b) - a * b, false));
       for (DType to : wt::cuda_rendered_dtypes())
-        EXPECT_TRUE(same("cast " + name + "->" + wt::dname(to), wok::cast(ga, to), wok::cast(a, to), false));
+        EXPECT_TRUE(same_storage_values("cast " + name + "->" + wt::dname(to), wok::cast(ga, to), wok::cast(a, to), false));
     }
   });
 }
@@ -252,7 +254,7 @@ using Reduction = Tensor (*)(const Tensor&, std::vector<int64_t>, bool);
 // rounds once. full and the copies move every width as it is.
 TEST_F(CudaGpu, StorageDtypeReductionsMatmulAndMovesMatchTheCpu) {
   for_each_gpu_backend([&] {
-    for (DType t : kStorageDtypes) {
+    for (DType t : storage_dtypes()) {
       const std::string name = wt::dname(t);
       const Tensor a = wok::cast(inputs_of(DType::kFloat32, 24, 40, 3) * 30.0, t);
       const Tensor b = wok::cast(inputs_of(DType::kFloat32, 40, 16, 5) * 0.25, t);
