@@ -152,10 +152,10 @@ ax::Vec pow_special_cases(VecEmitter& e, DT t, const ax::Vec& a, const ax::Vec& 
 
 }  // namespace
 
-ax::Vec emit_exp(VecEmitter& e, DT t, const ax::Vec& x) {
+ax::Vec emit_exp(VecEmitter& e, DT t, const ax::Vec& x, bool nonpositive) {
   ExpK k = exp_k(t);
-  ax::Vec xc = e.max_raw(t, e.const_vec(t, k.min), x);  // x < min ? min : x
-  xc = e.min_raw(t, e.const_vec(t, k.max), xc);         // xc > max ? max : xc
+  ax::Vec xc = e.max_raw(t, e.const_vec(t, k.min), x);             // x < min ? min : x
+  if (!nonpositive) xc = e.min_raw(t, e.const_vec(t, k.max), xc);  // xc > max ? max : xc
   ax::Vec n, nf;
   // AVX-512 scales by the float n (vscalef), AVX2 by integer powers of two.
   // Note [Direct exp polynomial] in runtime/kernels/cpu/vec_math.h.
@@ -243,7 +243,7 @@ ax::Vec emit_erf(VecEmitter& e, DT t, const ax::Vec& x) {
   ax::Vec ac = e.min_raw(t, e.const_vec(t, one_cut), a);  // a > cut ? cut : a
   ax::Vec u = e.mul(t, e.sub(t, e.div(t, one, e.add(t, ac, one)), C(e, t, mid)), C(e, t, scale));
   ax::Vec g = single ? horner(e, t, u, vmc::kErfcPolyF) : horner(e, t, u, vmc::kErfcPolyD);
-  ax::Vec ex = emit_exp(e, t, e.neg(t, e.mul(t, ac, ac)));
+  ax::Vec ex = emit_exp(e, t, e.neg(t, e.mul(t, ac, ac)), true);  // -(ac ac) <= 0
   ax::Vec large = e.sub(t, one, e.mul(t, ex, g));
   large = e.blend(t, e.cmp(t, Cmp::kGe, a, C(e, t, one_cut)), one, large);
   ax::Vec res = e.blend(t, e.cmp(t, Cmp::kLt, a, C(e, t, vmc::kErfSmall)), small, copysign(e, t, large, x));

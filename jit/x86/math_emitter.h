@@ -7,7 +7,9 @@
 
 namespace wok::jit::x86 {
 
-ax::Vec emit_exp(VecEmitter& e, DType t, const ax::Vec& x);
+// nonpositive: x is known to be <= 0 or nan (Note [Nonpositive exp
+// arguments] in instr_emitter.cpp), so the upper clamp is skipped.
+ax::Vec emit_exp(VecEmitter& e, DType t, const ax::Vec& x, bool nonpositive = false);
 ax::Vec emit_log(VecEmitter& e, DType t, const ax::Vec& x);
 ax::Vec emit_tanh(VecEmitter& e, DType t, const ax::Vec& x);
 ax::Vec emit_sin(VecEmitter& e, DType t, const ax::Vec& x);  // float32 computes in float64

@@ -17,7 +17,6 @@ void RowSchedule::analyse() {
   elem_.assign(ins.size(), false);
   per_call_.assign(ins.size(), false);
   accum_phase_.assign(ins.size(), -1);
-  int heavy = 0;
   for (size_t i = 0; i < ins.size(); ++i) {
     const ScalarInstr& in = ins[i];
     if (in.op == ScalarOp::kInput) {
@@ -43,13 +42,12 @@ void RowSchedule::analyse() {
         all_call = all_call && per_call_[in.args[a]];
       }
       per_call_[i] = all_call;
-      if (elem_[i] && is_transcendental(in.op)) ++heavy;
     }
   }
   for (int o = 0; o < spec_.num_outputs(); ++o)
     if (!spec_.output_row_scalar[o]) phases_ = std::max(phases_, avail_[spec_.program.outputs[o]] + 1);
-  unroll_ = heavy == 0 ? 4 : 2;
   choose_spills();
+  choose_loops();
 }
 
 // Per-element values the sinks of `phase` (its reductions and full
@@ -78,6 +76,13 @@ void RowSchedule::choose_spills() {
     if (!elem_[i] || is_reduction(ins[i].op) || ins[i].op == ScalarOp::kInput) continue;
     costly[i] = is_transcendental(ins[i].op);
     for (int a = 0; a < scalar_op_arity(ins[i].op); ++a) costly[i] = costly[i] || costly[ins[i].args[a]];
+  }
+  // A half-type input widened to float32 is worth keeping too (Note
+  // [Spilled values]); it does not make what is computed from it costly.
+  for (size_t i = 0; i < ins.size(); ++i) {
+    const ScalarInstr& in = ins[i];
+    if (elem_[i] && in.op == ScalarOp::kCast && ins[in.args[0]].op == ScalarOp::kInput && is_half(ins[in.args[0]].dtype))
+      costly[i] = true;
   }
   std::vector<int> first(ins.size(), -1);  // the first phase computing each value
   for (int p = 0; p < phases_; ++p) {
@@ -119,6 +124,54 @@ void RowSchedule::choose_spills() {
       spill_phase_[best] = first[best];
     }
   }
+}
+
+// The per-element instructions `phase` computes (not those it reloads),
+// and how many of them are transcendentals.
+RowSchedule::PhaseWork RowSchedule::work_of(int phase) const {
+  const auto& ins = spec_.program.instrs;
+  const std::vector<bool> need = phase_need(phase);
+  PhaseWork w;
+  for (size_t i = 0; i < ins.size(); ++i) {
+    if (!need[i] || !elem_[i] || reloaded(static_cast<int>(i), phase)) continue;
+    ++w.instructions;
+    if (is_transcendental(ins[i].op)) ++w.transcendentals;
+  }
+  return w;
+}
+
+// Note [Row loop unrolling]
+// Each step of a phase's loop handles unroll(phase) vectors, with one
+// accumulator per vector for each reduction: independent chains, so a
+// phase whose work per vector is short is not held to one vector per
+// latency of its accumulate (a nan-keeping max is three dependent
+// instructions). A phase computing a transcendental has a long chain per
+// vector already, which the out-of-order core overlaps across steps;
+// unrolling it further only adds registers (on AVX2, spills). The phases
+// of one kernel differ (softmax: a light max pass, a heavy exp pass), so
+// this is decided per phase; it was decided per kernel, and softmax's max
+// pass ran two vectors per step.
+//
+// Note [Next row prefetch] (row_codegen.cpp) picks the phase with the most
+// work to fetch the next row in: its instructions, a transcendental
+// counted as the dozen or so it expands to; ties go to the later phase.
+void RowSchedule::choose_loops() {
+  unroll_.assign(phases_, 4);
+  int most = -1;
+  for (int p = 0; p < phases_; ++p) {
+    const PhaseWork w = work_of(p);
+    if (w.transcendentals > 0) unroll_[p] = 2;
+    const int work = w.instructions + 11 * w.transcendentals;
+    if (work >= most) {
+      most = work;
+      prefetch_phase_ = p;
+    }
+  }
+  first_write_phase_.assign(spec_.num_outputs(), -1);
+  for (int o = 0; o < spec_.num_outputs(); ++o)
+    if (!spec_.output_row_scalar[o]) first_write_phase_[o] = avail_[spec_.program.outputs[o]];
+  for (size_t i = 0; i < spec_.program.instrs.size(); ++i)
+    if (spill_to_[i] >= 0) first_write_phase_[spill_to_[i]] = std::min(first_write_phase_[spill_to_[i]], spill_phase_[i]);
 }
 
 }  // namespace wok::jit::x86

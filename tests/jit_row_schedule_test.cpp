@@ -1,0 +1,141 @@
+// Note [Next row prefetch] (jit/x86/row_codegen.cpp): a row kernel that
+// walks its row more than once asks for the next row's inputs during the
+// phase with the most work, and for its output rows (prefetchw) in the
+// phase before the first one writing them; a one-pass kernel, a kernel over
+// one row, and an input that is the same for every row do not. Prefetches
+// change no result, so the check is on the generated code, for both
+// instruction sets, and on the schedule (Notes [Row loop unrolling] and
+// [Spilled values] in jit/x86/row_schedule.*). Also softmax's exp without
+// its upper clamp (Note [Nonpositive exp arguments], instr_emitter.cpp).
+#include <gtest/gtest.h>
+#include <wok/wok.h>
+
+#include <string>
+#include <vector>
+
+#include "cuda_test_util.h"
+#include "wok/jit/plan.h"
+#include "wok/jit/x86/row_schedule.h"
+#include "wok/jit/x86/x86_codegen.h"
+#include "wok/runtime/compute_program.h"
+
+namespace {
+
+using wok::DType;
+using wok::Tensor;
+
+// The specs of the row kernels the JIT plans for `out`.
+std::vector<wok::jit::FusedKernelSpec> row_kernel_specs(const Tensor& out) {
+  wok::jit::cuda::PendingFragment pf = wt::pending_fragment({out});
+  std::shared_ptr<wok::jit::Plan> plan = wok::jit::plan_structure(pf.fragment);
+  std::vector<wok::jit::FusedKernelSpec> specs;
+  for (const wok::jit::PlanStep& st : plan->steps)
+    if (st.kind == wok::jit::PlanStep::Kind::kKernel && st.lowered.spec.is_row()) specs.push_back(st.lowered.spec);
+  return specs;
+}
+
+// The listings of those kernels.
+std::vector<std::string> row_kernel_listings(const Tensor& out, wok::CpuIsa isa) {
+  std::vector<std::string> listings;
+  for (const wok::jit::FusedKernelSpec& spec : row_kernel_specs(out)) {
+    absl::StatusOr<wok::jit::x86::MachineCode> code = wok::jit::x86::generate_x86(spec, isa, true);
+    EXPECT_TRUE(code.ok()) << code.status();
+    if (code.ok()) listings.push_back(code->listing);
+  }
+  return listings;
+}
+
+int count(const std::string& text, const std::string& what) {
+  int n = 0;
+  for (size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
+  return n;
+}
+
+TEST(JitRowPrefetch, MultiPassRowKernelsAskForTheNextRow) {
+  for (wok::CpuIsa isa : {wok::CpuIsa::kAvx2, wok::CpuIsa::kAvx512}) {
+    SCOPED_TRACE(std::string(wok::cpu_isa_name(isa)));
+    for (DType t : {DType::kFloat32, DType::kFloat16}) {
+      const Tensor x = wok::cast(wok::rand({64, 1000}, 1), t);
+      // softmax: max, then exp and its sum, then the division.
+      std::vector<std::string> k = row_kernel_listings(wok::softmax(x, 1), isa);
+      ASSERT_EQ(k.size(), 1u);
+      EXPECT_GT(count(k[0], "prefetcht1"), 0) << k[0];
+      EXPECT_GT(count(k[0], "prefetchw"), 0) << k[0];
+      // layer_norm with a weight the same for every row: only x is asked for.
+      const Tensor w = wok::cast(wok::rand({1000}, 2), t);
+      k = row_kernel_listings(wok::layer_norm(x) * w, isa);
+      ASSERT_EQ(k.size(), 1u);
+      EXPECT_GT(count(k[0], "prefetcht1"), 0) << k[0];
+      // One pass over the row: nothing to overlap.
+      k = row_kernel_listings(wok::sum(wok::exp(x), {1}), isa);
+      ASSERT_EQ(k.size(), 1u);
+      EXPECT_EQ(count(k[0], "prefetcht1"), 0) << k[0];
+      // One row: no next row.
+      k = row_kernel_listings(wok::softmax(wok::cast(wok::rand({1000}, 3), t), 0), isa);
+      ASSERT_EQ(k.size(), 1u);
+      EXPECT_EQ(count(k[0], "prefetcht1"), 0) << k[0];
+    }
+  }
+}
+
+// softmax's phases: 0 the max, 1 exp(x - max) and its sum, 2 the division.
+TEST(JitRowSchedule, SoftmaxFetchesDuringItsExpPassAndUnrollsItsMaxPass) {
+  for (DType t : {DType::kFloat32, DType::kFloat16, DType::kBFloat16}) {
+    SCOPED_TRACE(std::string(wok::dtype_name(t)));
+    // x is stored in its dtype, not cast inside the kernel.
+    const Tensor x = wok::cast(wok::rand({64, 1000}, 1), t);
+    wok::eval({x});
+    std::vector<wok::jit::FusedKernelSpec> specs = row_kernel_specs(wok::softmax(x, 1));
+    ASSERT_EQ(specs.size(), 1u);
+    wok::jit::FusedKernelSpec spec = specs[0];
+    // What the generator schedules: the program in registers' dtypes.
+    if (wok::has_storage_dtype(spec.program)) spec.program = wok::compute_program(spec.program);
+    const wok::jit::x86::RowSchedule sched(spec);
+    ASSERT_EQ(sched.phases(), 3);
+    EXPECT_EQ(sched.prefetch_phase(), 1);
+    EXPECT_EQ(sched.unroll(0), 4);
+    EXPECT_EQ(sched.unroll(1), 2);
+    EXPECT_EQ(sched.unroll(2), 4);
+    if (t == DType::kFloat32) {
+      // exp(x - max) is kept in the output's row from phase 1 on: its
+      // lines are asked for during phase 0. No scratch.
+      EXPECT_EQ(sched.first_write_phase(0), 1);
+      EXPECT_EQ(sched.scratch_bytes_per_column(), 0);
+    } else {
+      // Scratch rows hold the widened input (from phase 0) and exp(x - max)
+      // (from phase 1), both float32; the output's row is first written by
+      // phase 2.
+      EXPECT_EQ(sched.first_write_phase(0), 2);
+      EXPECT_EQ(sched.scratch_bytes_per_column(), 8);
+    }
+  }
+}
+
+// layer_norm: no transcendental; the next row is fetched in the last of
+// the phases of equal work, and every phase is unrolled four vectors.
+TEST(JitRowSchedule, LightPhasesUnrollFourVectors) {
+  std::vector<wok::jit::FusedKernelSpec> specs = row_kernel_specs(wok::layer_norm(wok::rand({64, 1000}, 1)));
+  ASSERT_EQ(specs.size(), 1u);
+  const wok::jit::x86::RowSchedule sched(specs[0]);
+  for (int p = 0; p < sched.phases(); ++p) EXPECT_EQ(sched.unroll(p), 4) << p;
+  EXPECT_EQ(sched.first_write_phase(0), sched.phases() - 1);
+}
+
+// exp(x - max(x)) cannot overflow: no vminps clamp, which exp of another
+// row-dependent shift keeps. (The results are the same bits either way;
+// the softmax tests compare them.)
+TEST(JitRowSchedule, SoftmaxExpSkipsItsUpperClamp) {
+  const Tensor x = wok::rand({64, 1000}, 1);
+  wok::eval({x});
+  for (wok::CpuIsa isa : {wok::CpuIsa::kAvx2, wok::CpuIsa::kAvx512}) {
+    SCOPED_TRACE(std::string(wok::cpu_isa_name(isa)));
+    std::vector<std::string> k = row_kernel_listings(wok::softmax(x, 1), isa);
+    ASSERT_EQ(k.size(), 1u);
+    EXPECT_EQ(count(k[0], "vminps"), 0) << k[0];
+    k = row_kernel_listings(wok::exp(x - wok::mean(x, {1}, true)), isa);
+    ASSERT_EQ(k.size(), 1u);
+    EXPECT_GT(count(k[0], "vminps"), 0) << k[0];
+  }
+}
+
+}  // namespace
