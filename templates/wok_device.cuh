@@ -18,7 +18,9 @@
 #ifndef WOK_DEVICE_CUH
 #define WOK_DEVICE_CUH
 
+#ifndef WOK_DEVICE  // a host test defines it (tests/cuda_device_host_test.cpp)
 #define WOK_DEVICE __device__ __forceinline__
+#endif
 
 #include "wok_half.cuh"
 
@@ -52,6 +54,7 @@ struct Traits;
 template <> struct Traits<bool> { static constexpr bool kFloat = false, kInt = false; };
 template <> struct Traits<i32> { static constexpr bool kFloat = false, kInt = true; using U = u32; };
 template <> struct Traits<i64> { static constexpr bool kFloat = false, kInt = true; using U = u64; };
+template <> struct Traits<u64> { static constexpr bool kFloat = false, kInt = true; using U = u64; };
 template <> struct Traits<float> { static constexpr bool kFloat = true, kInt = false; };
 template <> struct Traits<double> { static constexpr bool kFloat = true, kInt = false; };
 
@@ -87,6 +90,17 @@ template <> struct Convert<i32, float> { static WOK_DEVICE i32 run(float x) { re
 template <> struct Convert<i32, double> { static WOK_DEVICE i32 run(double x) { return float_to_int<i32, double, kInt32Min>(x); } };
 template <> struct Convert<i64, float> { static WOK_DEVICE i64 run(float x) { return float_to_int<i64, float, kInt64Min>(x); } };
 template <> struct Convert<i64, double> { static WOK_DEVICE i64 run(double x) { return float_to_int<i64, double, kInt64Min>(x); } };
+// uint64 takes [2^63, 2^64) exactly and the rest through int64, wrapped:
+// -1.5 -> 2^64 - 1, nan -> 2^63 (Note [Float to integer casts] in
+// runtime/element_cast.h).
+template <typename From>
+WOK_DEVICE u64 float_to_u64(From x) {
+  const From k63 = From(9223372036854775808.0), k64 = From(18446744073709551616.0);
+  if (x >= k63 && x < k64) return static_cast<u64>(x);
+  return static_cast<u64>(float_to_int<i64, From, kInt64Min>(x));
+}
+template <> struct Convert<u64, float> { static WOK_DEVICE u64 run(float x) { return float_to_u64(x); } };
+template <> struct Convert<u64, double> { static WOK_DEVICE u64 run(double x) { return float_to_u64(x); } };
 
 template <typename A, typename B>
 struct Same {
@@ -175,6 +189,7 @@ WOK_DEVICE float abs(float a) { return fabsf(a); }
 WOK_DEVICE double abs(double a) { return fabs(a); }
 WOK_DEVICE i32 abs(i32 a) { return a < 0 ? neg(a) : a; }
 WOK_DEVICE i64 abs(i64 a) { return a < 0 ? neg(a) : a; }
+WOK_DEVICE u64 abs(u64 a) { return a; }
 
 // ---- transcendentals: CUDA's accurate library ------------------------------------------------
 
@@ -201,10 +216,13 @@ WOK_DEVICE double round_(double a) { return rint(a); }
 // Integers are already whole.
 WOK_DEVICE i32 floor_(i32 a) { return a; }
 WOK_DEVICE i64 floor_(i64 a) { return a; }
+WOK_DEVICE u64 floor_(u64 a) { return a; }
 WOK_DEVICE i32 ceil_(i32 a) { return a; }
 WOK_DEVICE i64 ceil_(i64 a) { return a; }
+WOK_DEVICE u64 ceil_(u64 a) { return a; }
 WOK_DEVICE i32 round_(i32 a) { return a; }
 WOK_DEVICE i64 round_(i64 a) { return a; }
+WOK_DEVICE u64 round_(u64 a) { return a; }
 // Exact integer powers, as on the CPU (Note [Exact integer powers] in
 // runtime/kernels/cpu/vec_math.h): for an integer-valued |b| < 2^11, |a|^|b|
 // by squaring, used when every product that matters is exact and at least
@@ -247,10 +265,12 @@ WOK_DEVICE double pow_(double a, double b) {
 template <typename T>
 WOK_DEVICE T ipow(T a, T b) {
   using U = typename Traits<T>::U;
-  if (b < 0) {
-    if (a == 1) return 1;
-    if (a == -1) return (b & 1) ? T(-1) : T(1);
-    return 0;
+  if constexpr (T(-1) < T(0)) {
+    if (b < 0) {
+      if (a == 1) return 1;
+      if (a == T(-1)) return (b & 1) ? T(-1) : T(1);
+      return 0;
+    }
   }
   U result = 1, base = static_cast<U>(a);
   for (U e = static_cast<U>(b); e; e >>= 1) {
@@ -261,29 +281,40 @@ WOK_DEVICE T ipow(T a, T b) {
 }
 WOK_DEVICE i32 pow_(i32 a, i32 b) { return ipow(a, b); }
 WOK_DEVICE i64 pow_(i64 a, i64 b) { return ipow(a, b); }
+WOK_DEVICE u64 pow_(u64 a, u64 b) { return ipow(a, b); }
 
 // ---- division and bits: the CPU's definitions (prim:: in runtime/kernels/cpu/primitive_loops.h) ----
-// C fmod (the sign of a); integer division by zero gives 0, INT_MIN / -1 wraps.
+// C fmod (the sign of a); integer division by zero gives 0, INT_MIN / -1
+// wraps. The -1 rule is for signed types: on uint64, -1 would be the
+// largest value, an ordinary divisor.
 WOK_DEVICE float fmod_(float a, float b) { return fmodf(a, b); }
 WOK_DEVICE double fmod_(double a, double b) { return fmod(a, b); }
 template <typename T>
 WOK_DEVICE T int_fmod(T a, T b) {
-  return (b == 0 || b == T(-1)) ? T(0) : static_cast<T>(a % b);
+  if constexpr (T(-1) < T(0))
+    if (b == T(-1)) return T(0);
+  return b == 0 ? T(0) : static_cast<T>(a % b);
 }
 WOK_DEVICE i32 fmod_(i32 a, i32 b) { return int_fmod(a, b); }
 WOK_DEVICE i64 fmod_(i64 a, i64 b) { return int_fmod(a, b); }
+WOK_DEVICE u64 fmod_(u64 a, u64 b) { return int_fmod(a, b); }
 // floor(a / b); exact on integers.
 WOK_DEVICE float floor_div(float a, float b) { return floorf(a / b); }
 WOK_DEVICE double floor_div(double a, double b) { return floor(a / b); }
 template <typename T>
 WOK_DEVICE T int_floor_div(T a, T b) {
   if (b == 0) return T(0);
-  if (b == T(-1)) return neg(a);
-  const T q = static_cast<T>(a / b), r = static_cast<T>(a % b);
-  return (r != 0 && ((r < 0) != (b < 0))) ? static_cast<T>(q - 1) : q;
+  if constexpr (T(-1) < T(0)) {
+    if (b == T(-1)) return neg(a);  // before a / b, which INT_MIN / -1 would overflow
+    const T q = static_cast<T>(a / b), r = static_cast<T>(a % b);
+    return (r != 0 && ((r < 0) != (b < 0))) ? static_cast<T>(q - 1) : q;
+  } else {
+    return static_cast<T>(a / b);  // unsigned: the truncated quotient is the floor
+  }
 }
 WOK_DEVICE i32 floor_div(i32 a, i32 b) { return int_floor_div(a, b); }
 WOK_DEVICE i64 floor_div(i64 a, i64 b) { return int_floor_div(a, b); }
+WOK_DEVICE u64 floor_div(u64 a, u64 b) { return int_floor_div(a, b); }
 // Logical shifts of the unsigned view; a count that is negative or at least
 // the width gives 0.
 template <typename T>

@@ -175,16 +175,16 @@ TEST(CudaFormulaKernel, StorageDtypesComputeAsTheCpuAdapterDoes) {
   EXPECT_NE(sub.find("wok::cast<unsigned int>("), std::string::npos) << sub;
 }
 
-TEST(CudaFormulaKernel, Uint64IsRefusedByName) {
-  const wok::RegisteredOp& add = wok::OpRegistry::global().get("add");
-  const std::vector<DType> ins(2, DType::kUInt64), outs = {DType::kUInt64};
-  const wok::ScalarProgram program = wok::widened_formula(add.def(), ins, outs, wok::Attrs());
-  absl::StatusOr<cu::FormulaKernelSource> k = cu::render_formula_kernel("add", program, ins);
-  ASSERT_FALSE(k.ok());
-  EXPECT_NE(std::string(k.status().message()).find("op 'add' has no CUDA kernel on (uint64, uint64)"),
-            std::string::npos)
-      << k.status();
-  EXPECT_NE(std::string(k.status().message()).find("uint64"), std::string::npos) << k.status();
+// uint64 has no wider compute dtype: its kernels compute in it, with the
+// device library's unsigned overloads.
+TEST(CudaFormulaKernel, Uint64ComputesInItself) {
+  const std::string add = render("add", {DType::kUInt64, DType::kUInt64}).kernel.source;
+  EXPECT_NE(add.find("const unsigned long long v2 = wok::add(v0, v1);"), std::string::npos) << add;
+  const std::string div = render("floor_divide", {DType::kUInt64, DType::kUInt64}).kernel.source;
+  EXPECT_NE(div.find("wok::floor_div(v0, v1)"), std::string::npos) << div;
+  // A constant past int64's range is an unsigned literal.
+  const std::string big = render("clamp", {DType::kUInt64}, {{"min", 0.0}, {"max", 1e19}}).kernel.source;
+  EXPECT_NE(big.find("(10000000000000000000ULL)"), std::string::npos) << big;
 }
 
 TEST(CudaFormulaKernel, AttributesAreInTheProgramAndTheKey) {

@@ -212,6 +212,30 @@ const std::vector<DType>& storage_dtypes() {
 // CPU (Note [Programs in their compute dtypes] in runtime/compute_program.h):
 // the same bits for exact ops, for approximate ones within a few units of
 // the dtype's last place.
+// uint64 computes in itself on the device (no wider type): wrapping
+// arithmetic, unsigned division and shifts past int64's range, exactly.
+TEST_F(CudaGpu, Uint64ElementwiseMatchesTheCpu) {
+  const uint64_t max = std::numeric_limits<uint64_t>::max();
+  const std::vector<uint64_t> edges = {0, 1, 3, 64, 0xFFFFFFFFull, 0x8000000000000000ull, max - 1, max};
+  std::vector<uint64_t> av, bv;
+  for (uint64_t x : edges)
+    for (uint64_t y : edges) av.push_back(x), bv.push_back(y);
+  const Tensor a = wt::tensor(av), b = wt::tensor(bv);
+  const Tensor ga = a.to(kGpu), gb = b.to(kGpu);
+  for_each_gpu_backend([&] {
+    for (const char* op : {"add", "sub", "mul", "maximum", "pow", "fmod", "remainder", "floor_divide",
+                           "bitwise_left_shift", "bitwise_right_shift", "lt"}) {
+      const Tensor cpu = wok::call(op, {a, b})[0], gpu = wok::call(op, {ga, gb})[0].to(Device::cpu());
+      ASSERT_EQ(gpu.dtype(), cpu.dtype()) << op;
+      EXPECT_EQ(wok::cast(gpu, DType::kUInt64).to_vector<uint64_t>(), wok::cast(cpu, DType::kUInt64).to_vector<uint64_t>())
+          << op;
+    }
+    const Tensor x = wt::tensor(std::vector<double>{-1.5, 0.5, 0x1p63, 1e19, 0x1p64, NAN});
+    EXPECT_EQ(wok::cast(x.to(kGpu), DType::kUInt64).to(Device::cpu()).to_vector<uint64_t>(),
+              wok::cast(x, DType::kUInt64).to_vector<uint64_t>());
+  });
+}
+
 TEST_F(CudaGpu, StorageDtypesMatchTheCpu) {
   for_each_gpu_backend([&] {
     for (DType t : storage_dtypes()) {

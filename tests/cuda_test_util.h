@@ -39,9 +39,9 @@ inline const std::vector<wok::DType>& cuda_dtypes() {
 }
 
 // The dtypes the CUDA renderers take (Note [Programs in their compute
-// dtypes] in runtime/compute_program.h): every dtype but uint64.
+// dtypes] in runtime/compute_program.h): every dtype.
 inline const std::vector<wok::DType>& cuda_rendered_dtypes() {
-  static const std::vector<wok::DType> dtypes = dtypes_in(wok::kAllDTypeMask & ~wok::dtype_bit(wok::DType::kUInt64));
+  static const std::vector<wok::DType> dtypes = dtypes_in(wok::kAllDTypeMask);
   return dtypes;
 }
 

@@ -77,12 +77,13 @@ void RowSchedule::choose_spills() {
     costly[i] = is_transcendental(ins[i].op);
     for (int a = 0; a < scalar_op_arity(ins[i].op); ++a) costly[i] = costly[i] || costly[ins[i].args[a]];
   }
-  // A half-type input widened to float32 is worth keeping too (Note
-  // [Spilled values]); it does not make what is computed from it costly.
+  // A half-type input widened to float32, worth keeping for a phase that
+  // computes a transcendental (Note [Spilled values]).
+  std::vector<bool> widened(ins.size(), false);
   for (size_t i = 0; i < ins.size(); ++i) {
     const ScalarInstr& in = ins[i];
-    if (elem_[i] && in.op == ScalarOp::kCast && ins[in.args[0]].op == ScalarOp::kInput && is_half(ins[in.args[0]].dtype))
-      costly[i] = true;
+    widened[i] = elem_[i] && in.op == ScalarOp::kCast && ins[in.args[0]].op == ScalarOp::kInput &&
+                 is_half(ins[in.args[0]].dtype);
   }
   std::vector<int> first(ins.size(), -1);  // the first phase computing each value
   for (int p = 0; p < phases_; ++p) {
@@ -111,9 +112,13 @@ void RowSchedule::choose_spills() {
   for (int q = 1; q < phases_; ++q) {
     for (;;) {
       std::vector<bool> need = phase_need(q);
+      bool heavy = false;  // q computes a transcendental
+      for (size_t i = 0; i < ins.size(); ++i) heavy = heavy || (need[i] && first[i] == q && is_transcendental(ins[i].op));
       int best = -1;
       for (size_t i = 0; i < ins.size(); ++i) {
-        if (!need[i] || !costly[i] || spilled(static_cast<int>(i)) || first[i] < 0 || first[i] >= q) continue;
+        if (!need[i] || !(costly[i] || (heavy && widened[i])) || spilled(static_cast<int>(i)) || first[i] < 0 ||
+            first[i] >= q)
+          continue;
         if (!RowTail::masked(ins[i].dtype)) continue;
         best = static_cast<int>(i);
       }

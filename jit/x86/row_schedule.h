@@ -29,11 +29,15 @@
 // A float16 or bfloat16 input is loaded and widened to float32 in every
 // phase that reads it, and the widening costs: vcvtph2ps is about a cycle
 // and a half per 16 values on a Zen 5 EPYC, bfloat16's shift and
-// zero-extension two instructions. So the widened input is kept like a
+// zero-extension two instructions. So for a later phase that computes a
+// transcendental (softmax's exp pass), the widened input is kept like a
 // costly value: the first phase stores it as float32 into a scratch row,
-// and the later ones load it back. In cache (softmax over [128, 4096], 1
+// and that phase loads it back. In cache (softmax over [128, 4096], 1
 // thread, paired with float32 in one run) time(float32) / time(half) went
-// from 0.91 to 1.05 for float16 and from 0.86 to 0.95 for bfloat16.
+// from 0.91 to 1.05 for float16 and from 0.86 to 0.95 for bfloat16. A
+// light phase is bound by memory, not by the conversion, and keeping it
+// cost: layer_norm's float16 kernel over [4096, 4096] went from 0.15 to
+// 0.18 ns per element.
 #pragma once
 
 #include <vector>

@@ -91,6 +91,7 @@ std::string cuda_literal(DType t, const Scalar& value) {
       int64_t v = value.to<int64_t>();
       return v == INT64_MIN ? "(-9223372036854775807LL - 1)" : "(" + std::to_string(v) + "LL)";
     }
+    case DType::kUInt64: return "(" + std::to_string(value.to<uint64_t>()) + "ULL)";
     case DType::kFloat32: {
       float v = value.to<float>();
       if (std::isfinite(v)) {
@@ -125,14 +126,9 @@ namespace {
 // Why the instruction `in` of a compute-form program has no CUDA rendering,
 // or "" when it has one.
 std::string unrenderable(const ScalarProgram& program, const ScalarInstr& in) {
-  // uint64 has no wider compute dtype, and the device functions have no
-  // unsigned arithmetic (its precompiled CPU path is the formula kernel).
-  if (in.dtype == DType::kUInt64) return "no CUDA rendering on uint64";
   if (in.op == ScalarOp::kInput || in.op == ScalarOp::kConst) return "";
   if (is_reduction(in.op) || in.op == ScalarOp::kRowLength)
     return "no CUDA rendering of " + std::string(scalar_op_name(in.op)) + " (elementwise kernels only)";
-  for (int a = 0; a < scalar_op_arity(in.op); ++a)
-    if (program.instrs[in.args[a]].dtype == DType::kUInt64) return "no CUDA rendering on uint64";
   const DType column = column_dtype(program, in);
   if (!find_op(in.op, column))
     return "no CUDA rendering of " + std::string(scalar_op_name(in.op)) + " on " + std::string(dtype_name(column));

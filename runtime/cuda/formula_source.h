@@ -49,8 +49,7 @@ absl::StatusOr<RenderedStatements> render_statements(const ScalarProgram& progra
                                                      std::string_view indent);
 
 // Whether every instruction of `program` has a CUDA rendering at its dtypes
-// (reductions have none: both users make elementwise kernels; nor has
-// uint64).
+// (reductions have none: both users make elementwise kernels).
 bool can_render(const ScalarProgram& program);
 
 // `text` as C++ comment lines ("// " before each line, a newline after).
