@@ -57,6 +57,10 @@ template <> struct Traits<i64> { static constexpr bool kFloat = false, kInt = tr
 template <> struct Traits<u64> { static constexpr bool kFloat = false, kInt = true; using U = u64; };
 template <> struct Traits<float> { static constexpr bool kFloat = true, kInt = false; };
 template <> struct Traits<double> { static constexpr bool kFloat = true, kInt = false; };
+// Whether integer type T is signed: the INT_MIN / -1 rules below are for
+// those only.
+template <typename T>
+constexpr bool kSigned = T(-1) < T(0);
 
 // A param slot (8 bytes, value in the low bytes) read as T.
 template <typename T>
@@ -265,7 +269,7 @@ WOK_DEVICE double pow_(double a, double b) {
 template <typename T>
 WOK_DEVICE T ipow(T a, T b) {
   using U = typename Traits<T>::U;
-  if constexpr (T(-1) < T(0)) {
+  if constexpr (kSigned<T>) {
     if (b < 0) {
       if (a == 1) return 1;
       if (a == T(-1)) return (b & 1) ? T(-1) : T(1);
@@ -291,7 +295,7 @@ WOK_DEVICE float fmod_(float a, float b) { return fmodf(a, b); }
 WOK_DEVICE double fmod_(double a, double b) { return fmod(a, b); }
 template <typename T>
 WOK_DEVICE T int_fmod(T a, T b) {
-  if constexpr (T(-1) < T(0))
+  if constexpr (kSigned<T>)
     if (b == T(-1)) return T(0);
   return b == 0 ? T(0) : static_cast<T>(a % b);
 }
@@ -304,7 +308,7 @@ WOK_DEVICE double floor_div(double a, double b) { return floor(a / b); }
 template <typename T>
 WOK_DEVICE T int_floor_div(T a, T b) {
   if (b == 0) return T(0);
-  if constexpr (T(-1) < T(0)) {
+  if constexpr (kSigned<T>) {
     if (b == T(-1)) return neg(a);  // before a / b, which INT_MIN / -1 would overflow
     const T q = static_cast<T>(a / b), r = static_cast<T>(a % b);
     return (r != 0 && ((r < 0) != (b < 0))) ? static_cast<T>(q - 1) : q;

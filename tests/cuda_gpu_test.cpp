@@ -182,8 +182,9 @@ TEST_F(CudaGpu, CastsMatchTheCpuIncludingOutOfRange) {
   });
 }
 
-// The storage dtypes the CUDA renderers take: float16, bfloat16, the
-// narrow integers and uint32.
+// The storage dtypes with a wider compute dtype: float16, bfloat16, the
+// narrow integers and uint32 (uint64 computes in itself:
+// Uint64ElementwiseMatchesTheCpu).
 const std::vector<DType>& storage_dtypes() {
   static const std::vector<DType> dtypes =
       wt::dtypes_in(wok::kAllDTypeMask & ~wok::kComputeDTypeMask & ~wok::dtype_bit(DType::kUInt64));
@@ -208,10 +209,6 @@ const std::vector<DType>& storage_dtypes() {
   return bad ? fail : ::testing::AssertionSuccess();
 }
 
-// The storage dtypes compute in their compute dtypes on the GPU as on the
-// CPU (Note [Programs in their compute dtypes] in runtime/compute_program.h):
-// the same bits for exact ops, for approximate ones within a few units of
-// the dtype's last place.
 // uint64 computes in itself on the device (no wider type): wrapping
 // arithmetic, unsigned division and shifts past int64's range, exactly.
 TEST_F(CudaGpu, Uint64ElementwiseMatchesTheCpu) {
@@ -236,6 +233,10 @@ TEST_F(CudaGpu, Uint64ElementwiseMatchesTheCpu) {
   });
 }
 
+// The storage dtypes compute in their compute dtypes on the GPU as on the
+// CPU (Note [Programs in their compute dtypes] in runtime/compute_program.h):
+// the same bits for exact ops, for approximate ones within a few units of
+// the dtype's last place.
 TEST_F(CudaGpu, StorageDtypesMatchTheCpu) {
   for_each_gpu_backend([&] {
     for (DType t : storage_dtypes()) {

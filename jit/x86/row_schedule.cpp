@@ -112,8 +112,7 @@ void RowSchedule::choose_spills() {
   for (int q = 1; q < phases_; ++q) {
     for (;;) {
       std::vector<bool> need = phase_need(q);
-      bool heavy = false;  // q computes a transcendental
-      for (size_t i = 0; i < ins.size(); ++i) heavy = heavy || (need[i] && first[i] == q && is_transcendental(ins[i].op));
+      const bool heavy = work_of(q).transcendentals > 0;
       int best = -1;
       for (size_t i = 0; i < ins.size(); ++i) {
         if (!need[i] || !(costly[i] || (heavy && widened[i])) || spilled(static_cast<int>(i)) || first[i] < 0 ||
