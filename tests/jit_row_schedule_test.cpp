@@ -96,6 +96,11 @@ TEST(JitRowSchedule, SoftmaxFetchesDuringItsExpPassAndUnrollsItsMaxPass) {
     EXPECT_EQ(sched.unroll(0), 4);
     EXPECT_EQ(sched.unroll(1), 2);
     EXPECT_EQ(sched.unroll(2), 4);
+    // Only the exp pass is software-pipelined (Note [Software-pipelined
+    // steps] in jit/x86/step_pipeline.h).
+    EXPECT_FALSE(sched.pipelined(0));
+    EXPECT_TRUE(sched.pipelined(1));
+    EXPECT_FALSE(sched.pipelined(2));
     if (t == DType::kFloat32) {
       // exp(x - max) is kept in the output's row from phase 1 on: its
       // lines are asked for during phase 0. No scratch.
@@ -117,14 +122,22 @@ TEST(JitRowSchedule, LightPhasesUnrollFourVectors) {
   std::vector<wok::jit::FusedKernelSpec> specs = row_kernel_specs(wok::layer_norm(wok::rand({64, 1000}, 1)));
   ASSERT_EQ(specs.size(), 1u);
   const wok::jit::x86::RowSchedule sched(specs[0]);
-  for (int p = 0; p < sched.phases(); ++p) EXPECT_EQ(sched.unroll(p), 4) << p;
+  for (int p = 0; p < sched.phases(); ++p) {
+    EXPECT_EQ(sched.unroll(p), 4) << p;
+    EXPECT_FALSE(sched.pipelined(p)) << p;
+  }
   EXPECT_EQ(sched.first_write_phase(0), sched.phases() - 1);
 }
 
 // exp(x - max(x)) cannot overflow: no vminps clamp, which exp of another
 // row-dependent shift keeps. (The results are the same bits either way;
-// the softmax tests compare them.)
-TEST(JitRowSchedule, SoftmaxExpSkipsItsUpperClamp) {
+// the softmax tests compare them.) And the exp loop is pipelined (Note
+// [Software-pipelined steps]): its stage A reads a step ahead of stage B.
+// On AVX-512 a float32 step is two zmm vectors (32 columns, 128 bytes), so
+// its loads reach 128 + 64 bytes past the column register, where the plain
+// loop's reach 64; on AVX2, two ymm vectors: 64 + 32, against 32. (Its
+// results: tests/jit_step_pipeline_test.cpp.)
+TEST(JitRowSchedule, SoftmaxExpSkipsItsUpperClampAndReadsAStepAhead) {
   const Tensor x = wok::rand({64, 1000}, 1);
   wok::eval({x});
   for (wok::CpuIsa isa : {wok::CpuIsa::kAvx2, wok::CpuIsa::kAvx512}) {
@@ -132,6 +145,7 @@ TEST(JitRowSchedule, SoftmaxExpSkipsItsUpperClamp) {
     std::vector<std::string> k = row_kernel_listings(wok::softmax(x, 1), isa);
     ASSERT_EQ(k.size(), 1u);
     EXPECT_EQ(count(k[0], "vminps"), 0) << k[0];
+    EXPECT_GT(count(k[0], isa == wok::CpuIsa::kAvx512 ? "*4+192]" : "*4+96]"), 0) << k[0];
     k = row_kernel_listings(wok::exp(x - wok::mean(x, {1}, true)), isa);
     ASSERT_EQ(k.size(), 1u);
     EXPECT_GT(count(k[0], "vminps"), 0) << k[0];

@@ -12,7 +12,9 @@
 //       lanes; then the values that needed the reductions, and one-per-row
 //       outputs
 // The schedule (phases, per-row values, spills) is computed in
-// row_schedule.cpp; this file emits the machine code for it.
+// row_schedule.cpp; this file emits the machine code for it. A phase that
+// computes a transcendental runs its loop software-pipelined (Note
+// [Software-pipelined steps] in step_pipeline.h).
 #include <algorithm>
 #include <map>
 #include <memory>
@@ -22,6 +24,7 @@
 #include "wok/jit/x86/instr_emitter.h"
 #include "wok/jit/x86/row_schedule.h"
 #include "wok/jit/x86/row_tail.h"
+#include "wok/jit/x86/step_pipeline.h"
 #include "wok/jit/x86/x86_codegen.h"
 #include "wok/runtime/error.h"
 
@@ -340,19 +343,51 @@ void RowKernelGenerator::emit_phase(int phase) {
   cc_.add(block_end, kBlockColumns);
   cc_.cmp(block_end, len_);
   cc_.cmovg(block_end, len_);
+  const int step = unroll * lanes;
+  auto emit_step_copy = [&](int u) {
+    emit_elements(needed, j, u * lanes, false);
+    for (int r : reductions) accumulate(r, block_acc[r][u], value_of(r));
+    if (!argmaxes.empty()) step_argmaxes(u * lanes, block_accs(u));
+    store_outputs(j, u * lanes);
+  };
+  if (sched_.pipelined(phase)) {
+    // Note [Software-pipelined steps] in jit/x86/step_pipeline.h: entered
+    // with two steps left in the block; the epilogue finishes the step the
+    // last iteration began, and the loop below takes what is left.
+    Label loop = cc_.newLabel(), skip = cc_.newLabel();
+    StepRecorder recorder(cc_);
+    auto record = [&] {
+      recorder.start();
+      for (int u = 0; u < unroll; ++u) {
+        emit_step_copy(u);
+        recorder.copy_done();
+      }
+      return recorder.finish();
+    };
+    cc_.mov(limit, block_end);
+    cc_.sub(limit, 2 * step);
+    cc_.cmp(j, limit);
+    cc_.jg(skip);
+    EmittedStep prologue = record();
+    cc_.bind(loop);
+    EmittedStep body = record();
+    emit_prefetches(phase, j, step);
+    cc_.add(j, step);
+    cc_.cmp(j, limit);
+    cc_.jle(loop);
+    EmittedStep epilogue = record();
+    cc_.add(j, step);
+    cc_.bind(skip);
+    if (!pipeline_step(cc_, prologue, body, epilogue, j, step)) remove_step(cc_, prologue);
+  }
   {
     Label loop = cc_.newLabel(), exit = cc_.newLabel();
     cc_.mov(limit, block_end);
-    cc_.sub(limit, unroll * lanes);
+    cc_.sub(limit, step);
     cc_.bind(loop);
     cc_.cmp(j, limit);
     cc_.jg(exit);
-    for (int u = 0; u < unroll; ++u) {
-      emit_elements(needed, j, u * lanes, false);
-      for (int r : reductions) accumulate(r, block_acc[r][u], value_of(r));
-      if (!argmaxes.empty()) step_argmaxes(u * lanes, block_accs(u));
-      store_outputs(j, u * lanes);
-    }
+    for (int u = 0; u < unroll; ++u) emit_step_copy(u);
     emit_prefetches(phase, j, unroll * lanes);
     advance_pos(unroll * lanes);
     cc_.add(j, unroll * lanes);

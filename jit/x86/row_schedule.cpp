@@ -161,16 +161,23 @@ RowSchedule::PhaseWork RowSchedule::work_of(int phase) const {
 // counted as the dozen or so it expands to; ties go to the later phase.
 void RowSchedule::choose_loops() {
   unroll_.assign(phases_, 4);
+  pipelined_.assign(phases_, false);
   int most = -1;
   for (int p = 0; p < phases_; ++p) {
     const PhaseWork w = work_of(p);
     if (w.transcendentals > 0) unroll_[p] = 2;
+    pipelined_[p] = w.transcendentals > 0;
     const int work = w.instructions + 11 * w.transcendentals;
     if (work >= most) {
       most = work;
       prefetch_phase_ = p;
     }
   }
+  // An argmax's step keeps column positions of its own (pos vectors
+  // advanced per step): its phase is not pipelined.
+  const auto& ins = spec_.program.instrs;
+  for (size_t i = 0; i < ins.size(); ++i)
+    if (ins[i].op == ScalarOp::kReduceArgmax && accum_phase_[i] >= 0) pipelined_[accum_phase_[i]] = false;
   first_write_phase_.assign(spec_.num_outputs(), -1);
   for (int o = 0; o < spec_.num_outputs(); ++o)
     if (!spec_.output_row_scalar[o]) first_write_phase_[o] = avail_[spec_.program.outputs[o]];

@@ -74,6 +74,10 @@ class RowSchedule {
   int first_write_phase(int o) const { return first_write_phase_[o]; }
   // Vectors per step of `phase`'s row loop (Note [Row loop unrolling]).
   int unroll(int phase) const { return unroll_[phase]; }
+  // Whether `phase`'s row loop is software-pipelined (Note
+  // [Software-pipelined steps] in jit/x86/step_pipeline.h): a phase
+  // computing a transcendental, without an argmax.
+  bool pipelined(int phase) const { return pipelined_[phase]; }
 
   // Note [Spilled values].
   std::vector<bool> phase_need(int phase) const;
@@ -108,6 +112,7 @@ class RowSchedule {
   int scratch_bytes_per_column_ = 0;
   int phases_ = 1;
   std::vector<int> unroll_;  // per phase
+  std::vector<bool> pipelined_;  // per phase
   int prefetch_phase_ = 0;
   std::vector<int> first_write_phase_;  // per output; -1 for row scalars
 };
