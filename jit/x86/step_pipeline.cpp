@@ -118,10 +118,12 @@ void StepRecorder::start() {
 
 void StepRecorder::copy_done() {
   std::vector<BaseNode*> nodes;
-  for (BaseNode* n = mark_->next(); n; n = n->next()) {
-    nodes.push_back(n);
-    if (n == cc_.cursor()) break;
-  }
+  BaseNode* end = cc_.cursor();
+  if (end != mark_)  // else the copy emitted nothing (and pipeline_step declines)
+    for (BaseNode* n = mark_->next(); n; n = n->next()) {
+      nodes.push_back(n);
+      if (n == end) break;
+    }
   step_.copies.push_back(std::move(nodes));
   mark_ = cc_.cursor();
 }
