@@ -1,11 +1,13 @@
 // Note [Software-pipelined steps] (jit/x86/step_pipeline.h): a row
 // kernel's phase that computes a transcendental runs its unrolled loop as a
 // two-stage pipeline, stage A of the next step ahead of stage B of the
-// current one. The results must be the bits of the plain loop, which the
-// precompiled kernels compute too: checked over row lengths on both sides
-// of every boundary the pipelined loop has (fewer than two steps, a step
-// more, a 1024-column block and a step more), for the half types too, and
-// for a kernel the pipeliner declines (its mask registers would be
+// current one. It computes the bits of the plain loop. Checked against the
+// precompiled kernels over row lengths on both sides of every boundary the
+// pipelined loop has (fewer than two steps, a step more, a 1024-column
+// block and a step more): bit for bit where they compute the same thing
+// (float32 exp(x - max)), within a tolerance where the JIT's sums
+// reassociate or the precompiled kernels round to a half type between ops.
+// Also a kernel the pipeliner declines (its mask registers would be
 // carried). The capped AVX2 entry of tests/CMakeLists.txt runs these again.
 #include <gtest/gtest.h>
 #include <wok/wok.h>
@@ -15,7 +17,6 @@
 #include <functional>
 #include <string>
 #include <vector>
-
 
 namespace {
 

@@ -388,9 +388,9 @@ void RowKernelGenerator::emit_phase(int phase) {
     cc_.cmp(j, limit);
     cc_.jg(exit);
     for (int u = 0; u < unroll; ++u) emit_step_copy(u);
-    emit_prefetches(phase, j, unroll * lanes);
-    advance_pos(unroll * lanes);
-    cc_.add(j, unroll * lanes);
+    emit_prefetches(phase, j, step);
+    advance_pos(step);
+    cc_.add(j, step);
     cc_.jmp(loop);
     cc_.bind(exit);
   }
@@ -421,7 +421,7 @@ void RowKernelGenerator::emit_phase(int phase) {
     // instructions each (a row of 17 float32s spent most of its time here).
     Label merged = cc_.newLabel();
     if (unroll > 1) {
-      cc_.cmp(len_, unroll * lanes);
+      cc_.cmp(len_, step);
       cc_.jl(merged);
     }
     for (int r : argmaxes)
