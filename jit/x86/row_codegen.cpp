@@ -65,6 +65,50 @@ constexpr int kBlockColumns = 1024;
 // 0.13, bfloat16 0.28 / 0.17 -> 0.23 / 0.14. The address past the last
 // row is never loaded: a prefetch does not fault.
 
+// Note [Rows in flight]
+// A row kernel's phases run one after another along a row: softmax's max
+// pass, its exp pass, its division. Only the exp pass has much to do per
+// element, and it is bound by its chain of dependent instructions, not by
+// the pipes; the other two are a load, a conversion or two and a store. So a
+// kernel of P phases given at least P rows works on P rows at once: each
+// walk along the row does phase 0 of row r, phase 1 of row r - 1, ..., phase
+// P-1 of row r - P + 1, and the light phases' instructions fill the heavy
+// one's gaps. Each row has a slot (its operands' addresses, its scratch
+// rows, its row values such as the max and the sum); after a walk every row
+// moves one slot on, and the last slot's scratch rows go to the row entering
+// slot 0. The walk is emitted once: in the first P - 1 walks the slots that
+// have no row yet, and in the last P - 1 those whose rows have left, point
+// their operands at a dummy row past the scratch rows and compute what
+// nobody reads (walks of fewer phases, emitted for the first and last rows,
+// made the kernel compile three times slower again). Each phase adds its
+// vectors in the same order as when it walks alone (emit_walk), so a row
+// gets the bits it gets alone (tests/jit_rows_in_flight_test.cpp). The path
+// has its own hoisted constants and per-call values: sharing the one-row
+// path's made them live through both, and the allocator spilled the one-row
+// path's exp constants (float32 softmax over [4096, 4096], which never takes
+// the path, went from 0.24 to 0.31 ns per element).
+//
+// Only where the rows in flight stay in L1: P rows of every operand that
+// changes from row to row, and their scratch rows, within kInFlightBytes
+// (row_schedule.h). Measured on a Zen 5 EPYC (AVX-512, 48 KiB of L1), paired
+// with the library before in one probe (min of 30 rounds, 1 thread, ns per
+// element): softmax over [64, 1024] float32 0.18-0.19 -> 0.14-0.15, float16
+// 0.19-0.20 -> 0.155-0.17; over [64, 2048] float32 0.17-0.18 -> 0.14-0.15,
+// float16 0.16-0.17 -> 0.14-0.16 (bfloat16 about as before: 0.21 -> 0.20 and
+// 0.17 -> 0.17-0.18); layer_norm over [256, 1024] float32 0.114-0.129 ->
+// 0.104-0.114, float16 0.106-0.116 -> 0.090-0.098. Over [64, 4096] (float32:
+// 96 KiB in flight) rows in flight were no faster and float16 slower. Nor
+// where the call's rows come from memory (over kInFlightCallBytes):
+// layer_norm over [16384, 1024] went from 0.21 to 0.24 ns per element in
+// float32, 0.10 to 0.12 in float16, with three rows' streams at once; those
+// take one row at a time. On AVX2 a kernel with a transcendental does not
+// take the path: its 16 registers spill and softmax ran no faster
+// (layer_norm over [256, 1024]: float32 0.123-0.134 -> 0.114-0.117). The
+// path costs code: the kernels of softmax, layer_norm, log_softmax and
+// rms_norm (float32, float16, bfloat16) took 0.84, 0.75, 1.95 and 0.44 ms
+// each to compile, from 0.29, 0.21, 0.54 and 0.14; hence
+// kInFlightMaxInstructions.
+
 class RowKernelGenerator {
  public:
   RowKernelGenerator(const FusedKernelSpec& spec, ax::Compiler& cc, bool avx512)
@@ -85,8 +129,19 @@ class RowKernelGenerator {
 
   ax::Vec load_input(const ScalarInstr& in, const ax::Gp& j, int offset, bool bounce);
   void emit_row_level(int avail);
-  void emit_phase(int phase);
-  void emit_prefetches(int phase, const ax::Gp& j, int columns);
+  // One walk along the row doing phases lo..hi; in_flight: phase p works
+  // on row slot p (Note [Rows in flight]), else all on slot 0.
+  struct PhaseWalk;
+  void emit_walk(int lo, int hi, bool in_flight);
+  bool order_matters(const PhaseWalk& w) const;
+  void emit_prefetches(int phase, const ax::Gp& j, int columns, bool inputs);
+  // Note [Rows in flight]: makes slot s's row the one the members below
+  // (run_ptr_, next_row_ptr_, scratch_row_, values_) describe; -1 puts
+  // the active one back with the others.
+  void select_slot(int s);
+  // Moves each row one slot on (slot s + 1 takes slot s's row) and gives
+  // the last slot's scratch rows to slot 0.
+  void rotate_slots();
   bool has_short_path() const;
   void emit_short_row();
   void emit_elements(const std::vector<int>& needed, const ax::Gp& j, int offset, bool bounce);
@@ -117,7 +172,65 @@ class RowKernelGenerator {
   std::unique_ptr<RowTail> tail_;  // the call's tail masks (Note [Masked row tails])
   ax::Gp args_, params_, shape_, len_, col0_;
   std::map<int, ax::Vec> argmax_best_;  // per argmax: the winning value, lane 0
+  // Note [Rows in flight]: the state of the slots not selected.
+  struct RowSlot {
+    std::vector<ax::Gp> run_ptr, next_row_ptr, scratch_row;
+    std::vector<ax::Vec> values;
+  };
+  std::vector<RowSlot> slots_;
+  int active_slot_ = 0;
+  // Per slot and value: the register holding the slot's row's value at
+  // the top of a walk; and the values of every call.
+  std::vector<std::vector<ax::Vec>> persistent_;
+  std::vector<ax::Vec> per_call_values_;
 };
+
+void RowKernelGenerator::select_slot(int s) {
+  if (s == active_slot_) return;
+  if (active_slot_ >= 0) {
+    RowSlot& a = slots_[active_slot_];
+    std::swap(a.run_ptr, run_ptr_);
+    std::swap(a.next_row_ptr, next_row_ptr_);
+    std::swap(a.scratch_row, scratch_row_);
+    std::swap(a.values, values_);
+  }
+  active_slot_ = s;
+  if (s < 0) return;
+  RowSlot& b = slots_[s];
+  std::swap(b.run_ptr, run_ptr_);
+  std::swap(b.next_row_ptr, next_row_ptr_);
+  std::swap(b.scratch_row, scratch_row_);
+  std::swap(b.values, values_);
+}
+
+void RowKernelGenerator::rotate_slots() {
+  select_slot(-1);
+  const int n = static_cast<int>(slots_.size());
+  std::vector<ax::Gp> ring;
+  for (const ax::Gp& g : slots_[n - 1].scratch_row) {
+    ring.push_back(cc_.newIntPtr("ring"));
+    cc_.mov(ring.back(), g);
+  }
+  const auto& ins = spec_.program.instrs;
+  for (int s = n - 1; s >= 1; --s) {
+    RowSlot &to = slots_[s], &from = slots_[s - 1];
+    for (size_t k = 0; k < to.run_ptr.size(); ++k) cc_.mov(to.run_ptr[k], from.run_ptr[k]);
+    for (size_t k = 0; k < to.scratch_row.size(); ++k) cc_.mov(to.scratch_row[k], from.scratch_row[k]);
+    // The row's values so far (not those of every call, nor per element).
+    for (size_t i = 0; i < ins.size(); ++i) {
+      if (!persistent_[s][i].isValid() || !from.values[i].isValid()) continue;
+      if (persistent_[s][i].id() != from.values[i].id()) cc_.vmovaps(persistent_[s][i], from.values[i]);
+    }
+  }
+  for (size_t k = 0; k < ring.size(); ++k) cc_.mov(slots_[0].scratch_row[k], ring[k]);
+  // What each slot's row holds at the top of the next walk.
+  for (int s = 0; s < n; ++s) {
+    std::vector<ax::Vec>& v = slots_[s].values;
+    for (size_t i = 0; i < ins.size(); ++i)
+      v[i] = sched_.per_call(i) ? per_call_values_[i] : s == 0 ? ax::Vec() : persistent_[s][i];
+  }
+  select_slot(0);
+}
 
 ax::Mem RowKernelGenerator::spill_slot(int v, const ax::Gp& j, int offset, bool bounce) const {
   const DType t = instr(v).dtype;
@@ -224,8 +337,9 @@ ax::Vec RowKernelGenerator::finish_argmax(int r, ArgmaxEmitter& am, const Argmax
 }
 
 // Note [Next row prefetch]: one prefetch per 64 bytes of the `columns`
-// columns from j on, of each operand this phase fetches ahead.
-void RowKernelGenerator::emit_prefetches(int phase, const ax::Gp& j, int columns) {
+// columns from j on, of each operand this phase fetches ahead (the next
+// row's inputs when `inputs`).
+void RowKernelGenerator::emit_prefetches(int phase, const ax::Gp& j, int columns, bool inputs) {
   auto each_line = [&](int k, const ax::Gp& row, bool write) {
     const DType t = operand_dtype(k);
     const int bytes = columns * static_cast<int>(itemsize(t));
@@ -235,7 +349,7 @@ void RowKernelGenerator::emit_prefetches(int phase, const ax::Gp& j, int columns
       else cc_.prefetcht1(at);
     }
   };
-  if (phase == sched_.prefetch_phase())
+  if (inputs)
     for (int k = 0; k < spec_.num_inputs(); ++k)
       if (next_row_ptr_[k].isValid()) each_line(k, next_row_ptr_[k], false);
   for (int o = 0; o < spec_.num_outputs(); ++o)
@@ -243,56 +357,101 @@ void RowKernelGenerator::emit_prefetches(int phase, const ax::Gp& j, int columns
       each_line(spec_.num_inputs() + o, run_ptr_[spec_.num_inputs() + o], true);
 }
 
-void RowKernelGenerator::emit_phase(int phase) {
-  const auto& ins = spec_.program.instrs;
-  const int lanes = e_.lanes();
-  std::vector<int> reductions, argmaxes;
-  for (size_t i = 0; i < ins.size(); ++i)
-    if (is_reduction(ins[i].op) && sched_.accum_phase(i) == phase)
-      (ins[i].op == ScalarOp::kReduceArgmax ? argmaxes : reductions).push_back(static_cast<int>(i));
-  std::vector<int> outputs;  // full outputs written in this phase
-  for (int o = 0; o < spec_.num_outputs(); ++o)
-    if (!spec_.output_row_scalar[o] && sched_.avail(spec_.program.outputs[o]) == phase) outputs.push_back(o);
-  if (reductions.empty() && argmaxes.empty() && outputs.empty()) return;
-
-  // Per-element instructions the sinks depend on, in program order.
-  phase_ = phase;
-  const std::vector<bool> need = sched_.phase_need(phase);
-  std::vector<int> needed;
-  for (size_t i = 0; i < ins.size(); ++i)
-    if (need[i] && sched_.elem(i) && !is_reduction(ins[i].op)) needed.push_back(static_cast<int>(i));
-
-  // Accumulators: `unroll` per reduction inside a block, one for the row.
-  const int unroll = sched_.unroll(phase);
-  std::map<int, std::vector<ax::Vec>> block_acc;
-  std::map<int, ax::Vec> row_acc;
-  for (int r : reductions) {
-    row_acc[r] = e_.new_vec(ins[r].dtype);
-    cc_.vmovaps(row_acc[r], identity(ins[r].op, ins[r].dtype));
-    for (int u = 0; u < unroll; ++u) block_acc[r].push_back(e_.new_vec(ins[r].dtype));
-  }
-  auto value_of = [&](int r) { return values_[ins[r].args[0]]; };
+// One phase's share of a walk along the row (emit_walk): its sinks, the
+// per-element values they need, and its accumulators.
+struct RowKernelGenerator::PhaseWalk {
+  int phase = 0;
+  int slot = 0;    // the row slot it works on (Note [Rows in flight])
+  int unroll = 1;  // its vectors per step (Note [Row loop unrolling])
+  std::vector<int> reductions, argmaxes, outputs, needed;
+  std::map<int, std::vector<ax::Vec>> block_acc;  // `unroll` per reduction inside a block
+  std::map<int, ax::Vec> row_acc;                 // one per reduction for the row
   // argmax: accumulators like the others, plus per index dtype a vector
   // of the columns of the current step (pos).
   std::map<int, ArgmaxEmitter> am;
   std::map<int, std::vector<ArgmaxAcc>> arg_block;
   std::map<int, ArgmaxAcc> arg_row;
   std::map<DType, ax::Vec> pos;
-  for (int r : argmaxes) {
-    ArgmaxEmitter& a = am.emplace(r, ArgmaxEmitter(e_, argmax_input(r))).first->second;
-    arg_row[r] = a.new_acc();
-    a.reset(arg_row[r]);
-    for (int u = 0; u < unroll; ++u) arg_block[r].push_back(a.new_acc());
-    if (!pos.count(a.index_dtype())) pos[a.index_dtype()] = e_.new_vec(a.index_dtype());
+};
+
+// Whether a phase's results depend on the order it takes its vectors in.
+bool RowKernelGenerator::order_matters(const PhaseWalk& w) const {
+  if (!w.argmaxes.empty()) return true;
+  for (int r : w.reductions) {
+    const ReduceKind k = reduce_kind(instr(r).op);
+    if (k != ReduceKind::kMax && k != ReduceKind::kMin) return true;
   }
+  return false;
+}
+
+void RowKernelGenerator::emit_walk(int lo, int hi, bool in_flight) {
+  const auto& ins = spec_.program.instrs;
+  const int lanes = e_.lanes();
+  std::vector<PhaseWalk> walks;
+  for (int phase = lo; phase <= hi; ++phase) {
+    PhaseWalk w;
+    w.phase = phase;
+    w.slot = in_flight ? phase : 0;
+    w.unroll = sched_.unroll(phase);
+    for (size_t i = 0; i < ins.size(); ++i)
+      if (is_reduction(ins[i].op) && sched_.accum_phase(i) == phase)
+        (ins[i].op == ScalarOp::kReduceArgmax ? w.argmaxes : w.reductions).push_back(static_cast<int>(i));
+    for (int o = 0; o < spec_.num_outputs(); ++o)  // full outputs written in this phase
+      if (!spec_.output_row_scalar[o] && sched_.avail(spec_.program.outputs[o]) == phase) w.outputs.push_back(o);
+    if (w.reductions.empty() && w.argmaxes.empty() && w.outputs.empty()) continue;
+    // Per-element instructions the sinks depend on, in program order.
+    const std::vector<bool> need = sched_.phase_need(phase);
+    for (size_t i = 0; i < ins.size(); ++i)
+      if (need[i] && sched_.elem(i) && !is_reduction(ins[i].op)) w.needed.push_back(static_cast<int>(i));
+    walks.push_back(std::move(w));
+  }
+  // Phases sharing a walk share its step: the widest of those whose
+  // results depend on the order they add in (a sum or a product), so that
+  // each of them adds the same values in the same order as when it walks
+  // alone (a phase of a narrower step takes its vectors into its
+  // accumulators in turn, and the leftovers as its own loop would, below):
+  // a row in flight gets the bits it gets alone. A max or a min is the
+  // same in any order, and a phase without reductions has no order: with
+  // no sum among them, the narrowest step, which keeps the fewest
+  // registers live (softmax: its max pass and division walk with its exp
+  // pass's step of two).
+  int unroll = 0;
+  for (const PhaseWalk& w : walks)
+    if (order_matters(w)) unroll = std::max(unroll, w.unroll);
+  if (unroll == 0)
+    for (const PhaseWalk& w : walks) unroll = unroll == 0 ? w.unroll : std::min(unroll, w.unroll);
+  if (walks.size() == 1) unroll = walks[0].unroll;
+  auto enter = [&](const PhaseWalk& w) {
+    select_slot(w.slot);
+    phase_ = w.phase;
+  };
+
+  for (PhaseWalk& w : walks) {
+    enter(w);
+    for (int r : w.reductions) {
+      w.row_acc[r] = e_.new_vec(ins[r].dtype);
+      cc_.vmovaps(w.row_acc[r], identity(ins[r].op, ins[r].dtype));
+      for (int u = 0; u < w.unroll; ++u) w.block_acc[r].push_back(e_.new_vec(ins[r].dtype));
+    }
+    for (int r : w.argmaxes) {
+      ArgmaxEmitter& a = w.am.emplace(r, ArgmaxEmitter(e_, argmax_input(r))).first->second;
+      w.arg_row[r] = a.new_acc();
+      a.reset(w.arg_row[r]);
+      for (int u = 0; u < w.unroll; ++u) w.arg_block[r].push_back(a.new_acc());
+      if (!w.pos.count(a.index_dtype())) w.pos[a.index_dtype()] = e_.new_vec(a.index_dtype());
+    }
+  }
+  auto value_of = [&](int r) { return values_[ins[r].args[0]]; };
   auto add_id = [](DType it) { return it == DType::kInt64 ? ax::Inst::kIdVpaddq : ax::Inst::kIdVpaddd; };
   auto advance_pos = [&](int columns) {
-    for (auto& [it, p] : pos) cc_.emit(add_id(it), p, p, e_.const_bits_operand(it, static_cast<uint64_t>(columns)));
+    for (const PhaseWalk& w : walks)
+      for (auto& [it, p] : w.pos) cc_.emit(add_id(it), p, p, e_.const_bits_operand(it, static_cast<uint64_t>(columns)));
   };
-  // Steps each argmax with the vector at `offset` columns past pos.
-  auto step_argmaxes = [&](int offset, const std::map<int, ArgmaxAcc>& into) {
+  // Steps each argmax of w with the vector at `offset` columns past pos,
+  // into accumulator u of the block.
+  auto step_argmaxes = [&](PhaseWalk& w, int offset, int u) {
     std::map<DType, ax::Vec> at;
-    for (auto& [it, p] : pos) {
+    for (auto& [it, p] : w.pos) {
       if (offset == 0) {
         at[it] = p;
       } else {
@@ -300,18 +459,13 @@ void RowKernelGenerator::emit_phase(int phase) {
         cc_.emit(add_id(it), at[it], p, e_.const_bits_operand(it, static_cast<uint64_t>(offset)));
       }
     }
-    for (int r : argmaxes) {
-      ArgmaxEmitter& a = am.at(r);
-      a.step(into.at(r), value_of(r), at.at(a.index_dtype()));
+    for (int r : w.argmaxes) {
+      ArgmaxEmitter& a = w.am.at(r);
+      a.step(w.arg_block.at(r)[u], value_of(r), at.at(a.index_dtype()));
     }
   };
-  auto block_accs = [&](int u) {
-    std::map<int, ArgmaxAcc> m;
-    for (int r : argmaxes) m[r] = arg_block[r][u];
-    return m;
-  };
-  auto store_outputs = [&](const ax::Gp& j, int offset) {
-    for (int o : outputs) {
+  auto store_outputs = [&](const PhaseWalk& w, const ax::Gp& j, int offset) {
+    for (int o : w.outputs) {
       int k = spec_.num_inputs() + o;
       DType t = operand_dtype(k);
       e_.store(t, ax::ptr(run_ptr_[k], j, shift_of(t), offset * static_cast<int>(itemsize(t))),
@@ -322,35 +476,56 @@ void RowKernelGenerator::emit_phase(int phase) {
   ax::Gp j = cc_.newInt64("j"), limit = cc_.newInt64("limit"), block_end = cc_.newInt64("block_end");
   auto set_pos = [&]() {
     // The columns of the step at j, counted from the row's start.
-    ax::Gp at = cc_.newInt64("at");
-    cc_.mov(at, j);
-    cc_.add(at, col0_);
-    for (auto& [it, p] : pos) cc_.emit(add_id(it), p, e_.broadcast_gpr(it, at), e_.lane_index(it));
+    for (const PhaseWalk& w : walks) {
+      if (w.pos.empty()) continue;
+      ax::Gp at = cc_.newInt64("at");
+      cc_.mov(at, j);
+      cc_.add(at, col0_);
+      for (auto& [it, p] : w.pos) cc_.emit(add_id(it), p, e_.broadcast_gpr(it, at), e_.lane_index(it));
+    }
   };
   cc_.xor_(j, j);
   Label block = cc_.newLabel(), tail = cc_.newLabel();
   // A row shorter than a vector is all tail: skip the block's setup and fold.
-  if (!pos.empty()) set_pos();
+  set_pos();
   cc_.cmp(len_, lanes);
   cc_.jl(tail);
   cc_.bind(block);
-  for (int r : reductions)
-    for (int u = 0; u < unroll; ++u) cc_.vmovaps(block_acc[r][u], identity(ins[r].op, ins[r].dtype));
-  for (int r : argmaxes)
-    for (int u = 0; u < unroll; ++u) am.at(r).reset(arg_block[r][u]);
-  if (!pos.empty()) set_pos();
+  for (PhaseWalk& w : walks) {
+    for (int r : w.reductions)
+      for (int u = 0; u < w.unroll; ++u) cc_.vmovaps(w.block_acc[r][u], identity(ins[r].op, ins[r].dtype));
+    for (int r : w.argmaxes)
+      for (int u = 0; u < w.unroll; ++u) w.am.at(r).reset(w.arg_block[r][u]);
+  }
+  set_pos();
   cc_.mov(block_end, j);
   cc_.add(block_end, kBlockColumns);
   cc_.cmp(block_end, len_);
   cc_.cmovg(block_end, len_);
   const int step = unroll * lanes;
-  auto emit_step_copy = [&](int u) {
-    emit_elements(needed, j, u * lanes, false);
-    for (int r : reductions) accumulate(r, block_acc[r][u], value_of(r));
-    if (!argmaxes.empty()) step_argmaxes(u * lanes, block_accs(u));
-    store_outputs(j, u * lanes);
+  // Vector u of a step (offset u * lanes) of phase w, into its
+  // accumulators `acc`.
+  auto emit_phase_copy = [&](PhaseWalk& w, int u, int acc) {
+    enter(w);
+    emit_elements(w.needed, j, u * lanes, false);
+    for (int r : w.reductions) accumulate(r, w.block_acc[r][acc], value_of(r));
+    if (!w.argmaxes.empty()) step_argmaxes(w, u * lanes, acc);
+    store_outputs(w, j, u * lanes);
   };
-  if (sched_.pipelined(phase)) {
+  auto emit_step_copy = [&](int u) {
+    for (PhaseWalk& w : walks) emit_phase_copy(w, u, u % w.unroll);
+  };
+  auto prefetch = [&](int columns) {
+    for (const PhaseWalk& w : walks) {
+      enter(w);
+      // Rows in flight: the row entering phase 0 is read by demand; its
+      // successor is fetched while it is (Note [Rows in flight]).
+      emit_prefetches(w.phase, j, columns, in_flight ? w.phase == 0 : w.phase == sched_.prefetch_phase());
+    }
+  };
+  bool pipelined = false;
+  for (const PhaseWalk& w : walks) pipelined = pipelined || sched_.pipelined(w.phase);
+  if (pipelined) {
     // Note [Software-pipelined steps] in jit/x86/step_pipeline.h: entered
     // with two steps left in the block; the epilogue finishes the step the
     // last iteration began, and the loop below takes what is left.
@@ -371,7 +546,7 @@ void RowKernelGenerator::emit_phase(int phase) {
     EmittedStep prologue = record();
     cc_.bind(loop);
     EmittedStep body = record();
-    emit_prefetches(phase, j, step);
+    prefetch(step);
     cc_.add(j, step);
     cc_.cmp(j, limit);
     cc_.jle(loop);
@@ -388,11 +563,31 @@ void RowKernelGenerator::emit_phase(int phase) {
     cc_.cmp(j, limit);
     cc_.jg(exit);
     for (int u = 0; u < unroll; ++u) emit_step_copy(u);
-    emit_prefetches(phase, j, step);
+    prefetch(step);
     advance_pos(step);
     cc_.add(j, step);
     cc_.jmp(loop);
     cc_.bind(exit);
+  }
+  // What a phase of a narrower step would do with the vectors left: one
+  // more step of its own (at most one: its step is half the walk's); the
+  // others take them one by one, into their first accumulators.
+  int half = 0;
+  for (const PhaseWalk& w : walks)
+    if (w.unroll < unroll && order_matters(w)) half = w.unroll;
+  if (half > 0) {
+    if (2 * half != unroll) throw Error("row kernel: phases of steps " + std::to_string(half) + " and " +
+                                        std::to_string(unroll) + " in one walk (internal error)");
+    Label skip = cc_.newLabel();
+    cc_.mov(limit, block_end);
+    cc_.sub(limit, half * lanes);
+    cc_.cmp(j, limit);
+    cc_.jg(skip);
+    for (int u = 0; u < half; ++u)
+      for (PhaseWalk& w : walks) emit_phase_copy(w, u, w.unroll == half ? u : 0);
+    advance_pos(half * lanes);
+    cc_.add(j, half * lanes);
+    cc_.bind(skip);
   }
   {
     Label loop = cc_.newLabel(), exit = cc_.newLabel();
@@ -401,33 +596,32 @@ void RowKernelGenerator::emit_phase(int phase) {
     cc_.bind(loop);
     cc_.cmp(j, limit);
     cc_.jg(exit);
-    emit_elements(needed, j, 0, false);
-    for (int r : reductions) accumulate(r, block_acc[r][0], value_of(r));
-    if (!argmaxes.empty()) step_argmaxes(0, block_accs(0));
-    store_outputs(j, 0);
+    for (PhaseWalk& w : walks) emit_phase_copy(w, 0, 0);
     advance_pos(lanes);
     cc_.add(j, lanes);
     cc_.jmp(loop);
     cc_.bind(exit);
   }
   // Fold the block into the row's accumulator.
-  for (int r : reductions) {
-    for (int u = 1; u < unroll; ++u) accumulate(r, block_acc[r][0], block_acc[r][u]);
-    accumulate(r, row_acc[r], block_acc[r][0]);
-  }
-  if (!argmaxes.empty()) {
+  for (PhaseWalk& w : walks) {
+    enter(w);
+    for (int r : w.reductions) {
+      for (int u = 1; u < w.unroll; ++u) accumulate(r, w.block_acc[r][0], w.block_acc[r][u]);
+      accumulate(r, w.row_acc[r], w.block_acc[r][0]);
+    }
+    if (w.argmaxes.empty()) continue;
     // A row too short for the unrolled loop left accumulators 1.. as they
     // were reset, and merging those is a no-op: skip the merges, about 14
     // instructions each (a row of 17 float32s spent most of its time here).
     Label merged = cc_.newLabel();
-    if (unroll > 1) {
-      cc_.cmp(len_, step);
+    if (w.unroll > 1) {
+      cc_.cmp(len_, w.unroll * lanes);
       cc_.jl(merged);
     }
-    for (int r : argmaxes)
-      for (int u = 1; u < unroll; ++u) am.at(r).merge(arg_block[r][0], arg_block[r][u]);
+    for (int r : w.argmaxes)
+      for (int u = 1; u < w.unroll; ++u) w.am.at(r).merge(w.arg_block[r][0], w.arg_block[r][u]);
     cc_.bind(merged);
-    for (int r : argmaxes) am.at(r).merge(arg_row[r], arg_block[r][0]);
+    for (int r : w.argmaxes) w.am.at(r).merge(w.arg_row[r], w.arg_block[r][0]);
   }
   cc_.mov(limit, len_);
   cc_.sub(limit, lanes);
@@ -442,48 +636,59 @@ void RowKernelGenerator::emit_phase(int phase) {
   cc_.test(rem, rem);
   cc_.jz(done);
   RowTail& row_tail = *tail_;
-  // Operand k's tail through its bounce buffer, as `t` (a spilled value's
-  // type for its output's row), where t has no masked form.
-  auto copy = [&](BounceCopy direction, int k, DType t) {
-    if (RowTail::masked(t)) return;
-    emit_bounce_copy(cc_, direction, bounce_[k], ax::ptr(run_ptr_[k], j, shift_of(t)), rem, t);
-  };
-  for (int k = 0; k < spec_.num_inputs(); ++k)
-    if (streams(k)) copy(BounceCopy::kIn, k, operand_dtype(k));
-  // Values spilled to an output's row (scratch rows need no bounce).
-  auto spilled_to_output = [&](int v) { return sched_.spill_to(v) >= 0; };
-  for (int v : needed)
-    if (spilled_to_output(v) && sched_.reloaded(v, phase))
-      copy(BounceCopy::kIn, spec_.num_inputs() + sched_.spill_to(v), instr(v).dtype);
-  emit_elements(needed, j, 0, true);
-  for (int v : needed)
-    if (spilled_to_output(v) && sched_.spill_phase(v) == phase)
-      copy(BounceCopy::kOut, spec_.num_inputs() + sched_.spill_to(v), instr(v).dtype);
-  for (int r : reductions) {
-    DType t = ins[r].dtype;
-    accumulate(r, row_acc[r], e_.blend(t, row_tail.valid(t), value_of(r), identity(ins[r].op, t)));
-  }
-  for (int r : argmaxes) {
-    // pos is at column j: lanes at rem and past take the identity, which
-    // never wins.
-    ArgmaxEmitter& a = am.at(r);
-    DType t = argmax_compare_dtype(argmax_input(r)), it = a.index_dtype();
-    a.step(arg_row[r], e_.blend(t, row_tail.valid(t), value_of(r), a.identity()), pos.at(it));
-  }
-  for (int o : outputs) {
-    int k = spec_.num_inputs() + o;
-    DType t = operand_dtype(k);
-    const ax::Vec& v = values_[spec_.program.outputs[o]];
-    if (RowTail::masked(t)) {
-      row_tail.store(t, ax::ptr(run_ptr_[k], j, shift_of(t)), v);
-    } else {
-      e_.store(t, bounce_[k], v);
-      copy(BounceCopy::kOut, k, t);
+  for (PhaseWalk& w : walks) {
+    enter(w);
+    // Operand k's tail through its bounce buffer, as `t` (a spilled
+    // value's type for its output's row), where t has no masked form.
+    auto copy = [&](BounceCopy direction, int k, DType t) {
+      if (RowTail::masked(t)) return;
+      emit_bounce_copy(cc_, direction, bounce_[k], ax::ptr(run_ptr_[k], j, shift_of(t)), rem, t);
+    };
+    for (int k = 0; k < spec_.num_inputs(); ++k)
+      if (streams(k)) copy(BounceCopy::kIn, k, operand_dtype(k));
+    // Values spilled to an output's row (scratch rows need no bounce).
+    auto spilled_to_output = [&](int v) { return sched_.spill_to(v) >= 0; };
+    for (int v : w.needed)
+      if (spilled_to_output(v) && sched_.reloaded(v, w.phase))
+        copy(BounceCopy::kIn, spec_.num_inputs() + sched_.spill_to(v), instr(v).dtype);
+    emit_elements(w.needed, j, 0, true);
+    for (int v : w.needed)
+      if (spilled_to_output(v) && sched_.spill_phase(v) == w.phase)
+        copy(BounceCopy::kOut, spec_.num_inputs() + sched_.spill_to(v), instr(v).dtype);
+    for (int r : w.reductions) {
+      DType t = ins[r].dtype;
+      accumulate(r, w.row_acc[r], e_.blend(t, row_tail.valid(t), value_of(r), identity(ins[r].op, t)));
+    }
+    for (int r : w.argmaxes) {
+      // pos is at column j: lanes at rem and past take the identity, which
+      // never wins.
+      ArgmaxEmitter& a = w.am.at(r);
+      DType t = argmax_compare_dtype(argmax_input(r)), it = a.index_dtype();
+      a.step(w.arg_row[r], e_.blend(t, row_tail.valid(t), value_of(r), a.identity()), w.pos.at(it));
+    }
+    for (int o : w.outputs) {
+      int k = spec_.num_inputs() + o;
+      DType t = operand_dtype(k);
+      const ax::Vec& v = values_[spec_.program.outputs[o]];
+      if (RowTail::masked(t)) {
+        row_tail.store(t, ax::ptr(run_ptr_[k], j, shift_of(t)), v);
+      } else {
+        e_.store(t, bounce_[k], v);
+        copy(BounceCopy::kOut, k, t);
+      }
     }
   }
   cc_.bind(done);
-  for (int r : reductions) values_[r] = finish_reduction(r, row_acc[r]);
-  for (int r : argmaxes) values_[r] = finish_argmax(r, am.at(r), arg_row[r]);
+  for (PhaseWalk& w : walks) {
+    enter(w);
+    for (int r : w.reductions) values_[r] = finish_reduction(r, w.row_acc[r]);
+    for (int r : w.argmaxes) values_[r] = finish_argmax(r, w.am.at(r), w.arg_row[r]);
+  }
+  // The row-level values each phase's results make available.
+  for (int phase = lo; phase <= hi; ++phase) {
+    select_slot(in_flight ? phase : 0);
+    emit_row_level(phase + 1);
+  }
 }
 
 // Note [Short rows]
@@ -604,21 +809,25 @@ void RowKernelGenerator::generate() {
     params_ = cc_.newIntPtr("params");
     cc_.mov(params_, ax::ptr(args, offsetof(KernelArgs, params)));
   }
-  values_.resize(spec_.program.instrs.size());
   // Per-call values.
   const auto& ins = spec_.program.instrs;
-  for (size_t i = 0; i < ins.size(); ++i) {
-    if (!sched_.per_call(i)) continue;
-    if (ins[i].op == ScalarOp::kInput) {
-      values_[i] = load_input(ins[i], ax::Gp(), 0, false);
-    } else if (ins[i].op == ScalarOp::kRowLength) {
-      ax::Gp n = cc_.newInt64("row_length");
-      cc_.mov(n, ax::qword_ptr(shape_, 8 * (rank - 1)));
-      values_[i] = e_.broadcast_int_as(ins[i].dtype, n);
-    } else {
-      values_[i] = emit_value_instr(e_, spec_.program, ins[i], values_);
+  auto emit_per_call_values = [&]() {
+    values_.assign(ins.size(), ax::Vec());
+    for (size_t i = 0; i < ins.size(); ++i) {
+      if (!sched_.per_call(i)) continue;
+      if (ins[i].op == ScalarOp::kInput) {
+        values_[i] = load_input(ins[i], ax::Gp(), 0, false);
+      } else if (ins[i].op == ScalarOp::kRowLength) {
+        ax::Gp n = cc_.newInt64("row_length");
+        cc_.mov(n, ax::qword_ptr(shape_, 8 * (rank - 1)));
+        values_[i] = e_.broadcast_int_as(ins[i].dtype, n);
+      } else {
+        values_[i] = emit_value_instr(e_, spec_.program, ins[i], values_);
+      }
     }
-  }
+    per_call_values_ = values_;
+  };
+  emit_per_call_values();
 
   auto stride_of = [&](int k, int d) { return ax::qword_ptr(strides, 8 * (k * rank + d)); };
   auto dim = [&](int d) { return ax::qword_ptr(shape_, 8 * d); };
@@ -657,14 +866,55 @@ void RowKernelGenerator::generate() {
       next_row_ptr_[k] = cc_.newIntPtr("next_row%d", k);
     }
 
-  Label next_row = cc_.newLabel();
-  cc_.bind(next_row);
-  for (int k = 0; k < num_operands(); ++k) {
-    cc_.mov(t, row_off[k]);
-    if (streams(k)) cc_.add(t, col0);
-    cc_.lea(run_ptr_[k], ax::ptr(base_[k], t, shift_of(operand_dtype(k))));
-    if (next_row_ptr_[k].isValid()) cc_.lea(next_row_ptr_[k], ax::ptr(run_ptr_[k], row_step[k]));
+  // The current row's operands, and where the next row's inputs are.
+  auto point_at_row = [&]() {
+    for (int k = 0; k < num_operands(); ++k) {
+      cc_.mov(t, row_off[k]);
+      if (streams(k)) cc_.add(t, col0);
+      cc_.lea(run_ptr_[k], ax::ptr(base_[k], t, shift_of(operand_dtype(k))));
+      if (next_row_ptr_[k].isValid()) cc_.lea(next_row_ptr_[k], ax::ptr(run_ptr_[k], row_step[k]));
+    }
+  };
+  // The outer multi-index and the operands' offsets one row on; continues
+  // at `next` (the index of the row itself is the caller's).
+  auto advance_indices = [&](const Label& next) {
+    for (int d = outer - 1; d >= 0; --d) {
+      cc_.inc(idx[d]);
+      for (int k = 0; k < num_operands(); ++k) cc_.add(row_off[k], stride_of(k, d));
+      if (d == 0) break;
+      cc_.cmp(idx[d], dim(d));
+      cc_.jl(next);
+      cc_.xor_(idx[d], idx[d]);
+      for (int k = 0; k < num_operands(); ++k) {
+        cc_.mov(t, dim(d));
+        cc_.imul(t, stride_of(k, d));
+        cc_.sub(row_off[k], t);
+      }
+    }
+    cc_.jmp(next);
+  };
+
+  // Note [Rows in flight]: enough rows, and long enough, take that path;
+  // on AVX2 not with a transcendental (its 16 registers spill).
+  int flight = sched_.rows_in_flight();
+  for (int p = 0; p < sched_.phases() && !e_.avx512(); ++p)
+    if (sched_.pipelined(p)) flight = 1;
+  Label next_row = cc_.newLabel(), in_flight = cc_.newLabel();
+  if (flight > 1) {
+    cc_.mov(t, end);
+    cc_.sub(t, begin);
+    cc_.cmp(t, flight);
+    cc_.jl(next_row);
+    cc_.cmp(len_, RowSchedule::kInFlightMinColumns);
+    cc_.jl(next_row);
+    cc_.cmp(len_, sched_.in_flight_max_columns());
+    cc_.jg(next_row);
+    cc_.imul(t, len_);
+    cc_.cmp(t, RowSchedule::kInFlightCallBytes / sched_.row_bytes_per_column());
+    cc_.jle(in_flight);
   }
+  cc_.bind(next_row);
+  point_at_row();
   Label short_row = cc_.newLabel(), row_done = cc_.newLabel();
   const bool short_path = has_short_path();
   if (short_path) {
@@ -672,10 +922,7 @@ void RowKernelGenerator::generate() {
     cc_.jl(short_row);
   }
   emit_row_level(0);
-  for (int p = 0; p < sched_.phases(); ++p) {
-    emit_phase(p);
-    emit_row_level(p + 1);
-  }
+  for (int p = 0; p < sched_.phases(); ++p) emit_walk(p, p, false);
   if (short_path) {
     cc_.jmp(row_done);
     cc_.bind(short_row);
@@ -685,20 +932,71 @@ void RowKernelGenerator::generate() {
   cc_.inc(row);
   cc_.cmp(row, end);
   cc_.jge(done);
-  for (int d = outer - 1; d >= 0; --d) {
-    cc_.inc(idx[d]);
-    for (int k = 0; k < num_operands(); ++k) cc_.add(row_off[k], stride_of(k, d));
-    if (d == 0) break;
-    cc_.cmp(idx[d], dim(d));
-    cc_.jl(next_row);
-    cc_.xor_(idx[d], idx[d]);
-    for (int k = 0; k < num_operands(); ++k) {
-      cc_.mov(t, dim(d));
-      cc_.imul(t, stride_of(k, d));
-      cc_.sub(row_off[k], t);
+  advance_indices(next_row);
+
+  if (flight > 1) {
+    cc_.bind(in_flight);
+    // Its own constants and per-call values (Note [Rows in flight]).
+    e_.mark_preamble();
+    emit_per_call_values();
+    // Slot 0 is the members' own registers; slots 1.. get theirs, and
+    // scratch rows past slot 0's. A slot without a row points its
+    // operands at the dummy row past the scratch rows.
+    ax::Gp dummy = cc_.newIntPtr("dummy_row");
+    cc_.imul(dummy, len_, flight * sched_.scratch_bytes_per_column());
+    cc_.add(dummy, ax::ptr(args, offsetof(KernelArgs, row_scratch)));
+    slots_.assign(flight, RowSlot());
+    persistent_.assign(flight, std::vector<ax::Vec>(ins.size()));
+    for (int q = 1; q < flight; ++q) {
+      RowSlot& slot = slots_[q];
+      for (int k = 0; k < num_operands(); ++k) {
+        slot.run_ptr.push_back(cc_.newIntPtr("run%d_slot%d", k, q));
+        cc_.mov(slot.run_ptr[k], dummy);
+      }
+      slot.next_row_ptr.assign(num_operands(), ax::Gp());
+      for (int s = 0; s < sched_.scratch_slots(); ++s) {
+        slot.scratch_row.push_back(cc_.newIntPtr("scratch%d_slot%d", s, q));
+        cc_.imul(slot.scratch_row[s], len_, q * sched_.scratch_bytes_per_column() + sched_.scratch_offset(s));
+        cc_.add(slot.scratch_row[s], ax::ptr(args, offsetof(KernelArgs, row_scratch)));
+      }
+      // The row values its phase reads; a slot without a row reads zeros.
+      for (size_t i = 0; i < ins.size(); ++i) {
+        if (sched_.per_call(i) || sched_.elem(i) || sched_.avail(i) > q) continue;
+        persistent_[q][i] = e_.new_vec(ins[i].dtype);
+        cc_.vxorps(persistent_[q][i], persistent_[q][i], persistent_[q][i]);
+      }
+      slot.values = per_call_values_;
+      for (size_t i = 0; i < ins.size(); ++i)
+        if (persistent_[q][i].isValid()) slot.values[i] = persistent_[q][i];
     }
+    // One walk per row and P - 1 more: row r enters slot 0 at walk r, and
+    // once the rows run out, the dummy row does.
+    ax::Gp walks_left = cc_.newInt64("walks_left");
+    cc_.mov(walks_left, end);
+    cc_.sub(walks_left, begin);
+    cc_.add(walks_left, flight - 1);
+    Label walk = cc_.newLabel(), no_row = cc_.newLabel(), entered = cc_.newLabel(), indexed = cc_.newLabel();
+    cc_.bind(walk);
+    cc_.cmp(row, end);
+    cc_.jge(no_row);
+    point_at_row();
+    cc_.inc(row);
+    advance_indices(indexed);
+    cc_.bind(indexed);
+    cc_.jmp(entered);
+    cc_.bind(no_row);
+    for (int k = 0; k < num_operands(); ++k) {
+      cc_.mov(run_ptr_[k], dummy);
+      if (next_row_ptr_[k].isValid()) cc_.mov(next_row_ptr_[k], dummy);
+    }
+    cc_.bind(entered);
+    emit_row_level(0);
+    emit_walk(0, flight - 1, true);
+    rotate_slots();
+    cc_.dec(walks_left);
+    cc_.jnz(walk);
+    cc_.jmp(done);
   }
-  cc_.jmp(next_row);
   cc_.bind(done);
   cc_.endFunc();
 }

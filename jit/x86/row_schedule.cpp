@@ -183,6 +183,21 @@ void RowSchedule::choose_loops() {
     if (!spec_.output_row_scalar[o]) first_write_phase_[o] = avail_[spec_.program.outputs[o]];
   for (size_t i = 0; i < spec_.program.instrs.size(); ++i)
     if (spill_to_[i] >= 0) first_write_phase_[spill_to_[i]] = std::min(first_write_phase_[spill_to_[i]], spill_phase_[i]);
+  // Note [Rows in flight] (row_codegen.cpp): kernels of several phases,
+  // without an argmax (its partial results are kept per call), of a
+  // program short enough that the path's code compiles quickly, whose rows
+  // in flight fit in L1 for some length the path is worth taking at.
+  bool in_flight = phases_ > 1 && spec_.rank > 1 && static_cast<int>(ins.size()) <= kInFlightMaxInstructions;
+  for (const ScalarInstr& in : ins) in_flight = in_flight && in.op != ScalarOp::kReduceArgmax;
+  row_bytes_per_column_ = scratch_bytes_per_column_;
+  for (int k = 0; k < spec_.num_inputs(); ++k)
+    if (!spec_.inner_broadcast(k) && !spec_.input_broadcast[k][spec_.rank - 2])
+      row_bytes_per_column_ += static_cast<int>(itemsize(spec_.input_dtypes[k]));
+  for (int o = 0; o < spec_.num_outputs(); ++o)
+    if (!spec_.output_row_scalar[o]) row_bytes_per_column_ += static_cast<int>(itemsize(spec_.output_dtype(o)));
+  in_flight = in_flight && row_bytes_per_column_ > 0;
+  if (in_flight) in_flight_max_columns_ = kInFlightBytes / (phases_ * row_bytes_per_column_);
+  rows_in_flight_ = in_flight && in_flight_max_columns_ >= kInFlightMinColumns ? phases_ : 1;
 }
 
 }  // namespace wok::jit::x86

@@ -40,6 +40,7 @@
 // 0.18 ns per element.
 #pragma once
 
+#include <cstdint>
 #include <vector>
 
 #include "wok/jit/fused_kernel.h"
@@ -78,6 +79,26 @@ class RowSchedule {
   // [Software-pipelined steps] in jit/x86/step_pipeline.h): a phase
   // computing a transcendental, without an argmax.
   bool pipelined(int phase) const { return pipelined_[phase]; }
+  // Rows the kernel works on at once (Note [Rows in flight] in
+  // row_codegen.cpp): the phases, or 1. Each has its own scratch rows:
+  // the launcher's buffer holds this many times scratch_bytes_per_column.
+  int rows_in_flight() const { return rows_in_flight_; }
+  // The row lengths that path takes, and the most bytes a call may touch
+  // (rows times row_bytes_per_column) for it to.
+  static constexpr int kInFlightMinColumns = 256;
+  int in_flight_max_columns() const { return in_flight_max_columns_; }
+  static constexpr int64_t kInFlightCallBytes = 4 << 20;
+  // Bytes per column of a row: of its row operands and scratch rows.
+  int row_bytes_per_column() const { return row_bytes_per_column_; }
+  // The bytes of the rows in flight (their operands and scratch rows) the
+  // path keeps within, about L1's 48 KiB on a Zen 5 EPYC and its
+  // neighbours in the set.
+  static constexpr int kInFlightBytes = 80 << 10;
+  // The longest program (in its compute dtypes) that takes the path: its
+  // walk adds the code of every phase again, and compile time grows faster
+  // than the code (Note [Rows in flight]). float16 layer_norm with weight
+  // and bias has 20 instructions.
+  static constexpr int kInFlightMaxInstructions = 24;
 
   // Note [Spilled values].
   std::vector<bool> phase_need(int phase) const;
@@ -113,6 +134,9 @@ class RowSchedule {
   int phases_ = 1;
   std::vector<int> unroll_;  // per phase
   std::vector<bool> pipelined_;  // per phase
+  int rows_in_flight_ = 1;
+  int in_flight_max_columns_ = 0;
+  int row_bytes_per_column_ = 0;
   int prefetch_phase_ = 0;
   std::vector<int> first_write_phase_;  // per output; -1 for row scalars
 };

@@ -175,6 +175,22 @@ bool pipeline_step(ax::Compiler& cc, const EmittedStep& prologue, const EmittedS
       }
     });
   if (!ok) return false;
+  // A register from outside the step that the step writes (an
+  // accumulator: read, added to, written back) must stay in one stage:
+  // written in one and named in the other, the next step's stage A would
+  // run between them.
+  std::map<uint32_t, std::pair<unsigned, bool>> outside;  // stages naming it (bits), written
+  for (const Placed& pl : b) {
+    const Operand& dst = pl.node->op(0);
+    for_each_reg(pl.node, [&](const RegUse& u, auto&&) {
+      if (is_local(u.id, body.first_local) || !Operand::isVirtId(u.id)) return;
+      auto& [stages, written] = outside[u.id];
+      stages |= pl.stage_b ? 2u : 1u;
+      written = written || (dst.isReg() && dst.id() == u.id);
+    });
+  }
+  for (const auto& [id, use] : outside)
+    if (use.second && use.first == 3u) return false;
   std::vector<uint32_t> carried;
   std::set<uint32_t> carried_set;
   for (uint32_t id : order) {

@@ -38,8 +38,13 @@
 // It declines (returns false and changes nothing) when the step has
 // control flow, when the emissions differ, when a register other than a
 // vector register would be carried (a general register, or an AVX-512 mask:
-// asmjit's allocator refused the copies of those), or when a copy's stage A reads a value an earlier
-// copy's stage B computes. The caller then deletes the prologue and keeps
+// asmjit's allocator refused the copies of those), when a copy's stage A
+// reads a value an earlier copy's stage B computes, or when a register
+// from outside the step that it writes (an accumulator) is named in both
+// stages: a step of several row phases (Note [Rows in flight] in
+// row_codegen.cpp) can put an accumulator's add in stage A and its
+// write-back in stage B, and the next step's add would read the sum
+// before the write-back (its sums came out near double). The caller then deletes the prologue and keeps
 // the body and epilogue as ordinary steps, which is correct as they are.
 #pragma once
 

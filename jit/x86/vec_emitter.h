@@ -78,8 +78,12 @@ class VecEmitter {
  public:
   VecEmitter(ax::Compiler& cc, bool avx512, int lanes);
 
-  // Where hoisted constants are loaded: call at function entry.
-  void mark_preamble() { preamble_ = cc_.cursor(); }
+  // Where hoisted constants are loaded: call at function entry, and at the
+  // entry of a region that should have registers of its own for them.
+  void mark_preamble() {
+    preamble_ = cc_.cursor();
+    hoisted_.clear();  // constants hoisted before are not defined on a path to here
+  }
 
   ax::Compiler& cc() { return cc_; }
   bool avx512() const { return avx512_; }

@@ -422,7 +422,11 @@ bool uses_avx512_bf16(const FusedKernelSpec& spec, CpuIsa isa) {
 int row_scratch_bytes_per_column(const FusedKernelSpec& spec) {
   if (!spec.is_row()) return 0;
   const std::optional<FusedKernelSpec> computed = compute_spec(spec);
-  return RowSchedule(computed ? *computed : spec).scratch_bytes_per_column();
+  const RowSchedule sched(computed ? *computed : spec);
+  // Note [Rows in flight]: each row in flight its scratch rows, and a
+  // dummy row (8 bytes a column) for the slots without one.
+  if (sched.rows_in_flight() == 1) return sched.scratch_bytes_per_column();
+  return sched.scratch_bytes_per_column() * sched.rows_in_flight() + 8;
 }
 
 absl::StatusOr<MachineCode> generate_x86(const FusedKernelSpec& spec, CpuIsa isa, bool want_listing) {
