@@ -190,8 +190,10 @@ void RowSchedule::choose_loops() {
   bool in_flight = phases_ > 1 && spec_.rank > 1 && static_cast<int>(ins.size()) <= kInFlightMaxInstructions;
   for (const ScalarInstr& in : ins) in_flight = in_flight && in.op != ScalarOp::kReduceArgmax;
   row_bytes_per_column_ = scratch_bytes_per_column_;
+  // An input the same for every row counts once, not per row in flight
+  // (a rank-1 kernel has one row: no outer dim to ask about).
   for (int k = 0; k < spec_.num_inputs(); ++k)
-    if (!spec_.inner_broadcast(k) && !spec_.input_broadcast[k][spec_.rank - 2])
+    if (!spec_.inner_broadcast(k) && (spec_.rank < 2 || !spec_.input_broadcast[k][spec_.rank - 2]))
       row_bytes_per_column_ += static_cast<int>(itemsize(spec_.input_dtypes[k]));
   for (int o = 0; o < spec_.num_outputs(); ++o)
     if (!spec_.output_row_scalar[o]) row_bytes_per_column_ += static_cast<int>(itemsize(spec_.output_dtype(o)));
