@@ -142,6 +142,9 @@ class RowKernelGenerator {
   // Moves each row one slot on (slot s + 1 takes slot s's row) and gives
   // the last slot's scratch rows to slot 0.
   void rotate_slots();
+  // What each slot's row holds at the top of a walk: the values of every
+  // call, and its persistent registers (none for slot 0, whose row is new).
+  void reset_slot_values();
   bool has_short_path() const;
   void emit_short_row();
   void emit_elements(const std::vector<int>& needed, const ax::Gp& j, int offset, bool bounce);
@@ -217,17 +220,20 @@ void RowKernelGenerator::rotate_slots() {
     for (size_t k = 0; k < to.run_ptr.size(); ++k) cc_.mov(to.run_ptr[k], from.run_ptr[k]);
     for (size_t k = 0; k < to.scratch_row.size(); ++k) cc_.mov(to.scratch_row[k], from.scratch_row[k]);
     // The row's values so far (not those of every call, nor per element).
-    for (size_t i = 0; i < ins.size(); ++i) {
-      if (!persistent_[s][i].isValid() || !from.values[i].isValid()) continue;
-      if (persistent_[s][i].id() != from.values[i].id()) cc_.vmovaps(persistent_[s][i], from.values[i]);
-    }
+    for (size_t i = 0; i < ins.size(); ++i)
+      if (persistent_[s][i].isValid() && from.values[i].isValid()) cc_.vmovaps(persistent_[s][i], from.values[i]);
   }
   for (size_t k = 0; k < ring.size(); ++k) cc_.mov(slots_[0].scratch_row[k], ring[k]);
-  // What each slot's row holds at the top of the next walk.
-  for (int s = 0; s < n; ++s) {
+  reset_slot_values();
+}
+
+void RowKernelGenerator::reset_slot_values() {
+  select_slot(-1);
+  const size_t n = spec_.program.instrs.size();
+  for (size_t s = 0; s < slots_.size(); ++s) {
     std::vector<ax::Vec>& v = slots_[s].values;
-    for (size_t i = 0; i < ins.size(); ++i)
-      v[i] = sched_.per_call(i) ? per_call_values_[i] : s == 0 ? ax::Vec() : persistent_[s][i];
+    v.assign(n, ax::Vec());
+    for (size_t i = 0; i < n; ++i) v[i] = sched_.per_call(i) ? per_call_values_[i] : persistent_[s][i];
   }
   select_slot(0);
 }
@@ -405,6 +411,17 @@ void RowKernelGenerator::emit_walk(int lo, int hi, bool in_flight) {
       if (need[i] && sched_.elem(i) && !is_reduction(ins[i].op)) w.needed.push_back(static_cast<int>(i));
     walks.push_back(std::move(w));
   }
+  // The row-level values each phase's results make available.
+  auto emit_row_levels = [&]() {
+    for (int phase = lo; phase <= hi; ++phase) {
+      select_slot(in_flight ? phase : 0);
+      emit_row_level(phase + 1);
+    }
+  };
+  if (walks.empty()) {  // no phase here walks the row
+    emit_row_levels();
+    return;
+  }
   // Phases sharing a walk share its step: the widest of those whose
   // results depend on the order they add in (a sum or a product), so that
   // each of them adds the same values in the same order as when it walks
@@ -420,7 +437,6 @@ void RowKernelGenerator::emit_walk(int lo, int hi, bool in_flight) {
     if (order_matters(w)) unroll = std::max(unroll, w.unroll);
   if (unroll == 0)
     for (const PhaseWalk& w : walks) unroll = unroll == 0 ? w.unroll : std::min(unroll, w.unroll);
-  if (walks.size() == 1) unroll = walks[0].unroll;
   auto enter = [&](const PhaseWalk& w) {
     select_slot(w.slot);
     phase_ = w.phase;
@@ -684,11 +700,7 @@ void RowKernelGenerator::emit_walk(int lo, int hi, bool in_flight) {
     for (int r : w.reductions) values_[r] = finish_reduction(r, w.row_acc[r]);
     for (int r : w.argmaxes) values_[r] = finish_argmax(r, w.am.at(r), w.arg_row[r]);
   }
-  // The row-level values each phase's results make available.
-  for (int phase = lo; phase <= hi; ++phase) {
-    select_slot(in_flight ? phase : 0);
-    emit_row_level(phase + 1);
-  }
+  emit_row_levels();
 }
 
 // Note [Short rows]
@@ -965,10 +977,8 @@ void RowKernelGenerator::generate() {
         persistent_[q][i] = e_.new_vec(ins[i].dtype);
         cc_.vxorps(persistent_[q][i], persistent_[q][i], persistent_[q][i]);
       }
-      slot.values = per_call_values_;
-      for (size_t i = 0; i < ins.size(); ++i)
-        if (persistent_[q][i].isValid()) slot.values[i] = persistent_[q][i];
     }
+    reset_slot_values();
     // One walk per row and P - 1 more: row r enters slot 0 at walk r, and
     // once the rows run out, the dummy row does.
     ax::Gp walks_left = cc_.newInt64("walks_left");
