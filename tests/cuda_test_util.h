@@ -5,9 +5,11 @@
 #include <gtest/gtest.h>
 #include <wok/wok.h>
 
+#include <memory>
 #include <vector>
 
 #include "wok/jit/cuda/cuda_jit_runner.h"
+#include "wok/jit/plan.h"
 #include "wok/runtime/cuda/nvrtc_loader.h"
 
 // NVRTC tests run wherever NVRTC loads; GPU tests only with a device.
@@ -49,6 +51,16 @@ inline wok::jit::cuda::PendingFragment pending_fragment(const std::vector<wok::T
   std::vector<wok::TensorImplPtr> impls;
   for (const wok::Tensor& t : targets) impls.push_back(t.impl());
   return wok::jit::cuda::pending_fragment(impls);
+}
+
+// The specs of the row kernels the JIT plans for `out`.
+inline std::vector<wok::jit::FusedKernelSpec> row_kernel_specs(const wok::Tensor& out) {
+  wok::jit::cuda::PendingFragment pf = pending_fragment({out});
+  std::shared_ptr<wok::jit::Plan> plan = wok::jit::plan_structure(pf.fragment);
+  std::vector<wok::jit::FusedKernelSpec> specs;
+  for (const wok::jit::PlanStep& st : plan->steps)
+    if (st.kind == wok::jit::PlanStep::Kind::kKernel && st.lowered.spec.is_row()) specs.push_back(st.lowered.spec);
+  return specs;
 }
 
 }  // namespace wt

@@ -24,20 +24,10 @@ namespace {
 using wok::DType;
 using wok::Tensor;
 
-// The specs of the row kernels the JIT plans for `out`.
-std::vector<wok::jit::FusedKernelSpec> row_kernel_specs(const Tensor& out) {
-  wok::jit::cuda::PendingFragment pf = wt::pending_fragment({out});
-  std::shared_ptr<wok::jit::Plan> plan = wok::jit::plan_structure(pf.fragment);
-  std::vector<wok::jit::FusedKernelSpec> specs;
-  for (const wok::jit::PlanStep& st : plan->steps)
-    if (st.kind == wok::jit::PlanStep::Kind::kKernel && st.lowered.spec.is_row()) specs.push_back(st.lowered.spec);
-  return specs;
-}
-
-// The listings of those kernels.
+// The listings of the row kernels the JIT plans for `out`.
 std::vector<std::string> row_kernel_listings(const Tensor& out, wok::CpuIsa isa) {
   std::vector<std::string> listings;
-  for (const wok::jit::FusedKernelSpec& spec : row_kernel_specs(out)) {
+  for (const wok::jit::FusedKernelSpec& spec : wt::row_kernel_specs(out)) {
     absl::StatusOr<wok::jit::x86::MachineCode> code = wok::jit::x86::generate_x86(spec, isa, true);
     EXPECT_TRUE(code.ok()) << code.status();
     if (code.ok()) listings.push_back(code->listing);
@@ -85,7 +75,7 @@ TEST(JitRowSchedule, SoftmaxFetchesDuringItsExpPassAndUnrollsItsMaxPass) {
     // x is stored in its dtype, not cast inside the kernel.
     const Tensor x = wok::cast(wok::rand({64, 1000}, 1), t);
     wok::eval({x});
-    std::vector<wok::jit::FusedKernelSpec> specs = row_kernel_specs(wok::softmax(x, 1));
+    std::vector<wok::jit::FusedKernelSpec> specs = wt::row_kernel_specs(wok::softmax(x, 1));
     ASSERT_EQ(specs.size(), 1u);
     wok::jit::FusedKernelSpec spec = specs[0];
     // What the generator schedules: the program in registers' dtypes.
@@ -119,7 +109,7 @@ TEST(JitRowSchedule, SoftmaxFetchesDuringItsExpPassAndUnrollsItsMaxPass) {
 // layer_norm: no transcendental; the next row is fetched in the last of
 // the phases of equal work, and every phase is unrolled four vectors.
 TEST(JitRowSchedule, LightPhasesUnrollFourVectors) {
-  std::vector<wok::jit::FusedKernelSpec> specs = row_kernel_specs(wok::layer_norm(wok::rand({64, 1000}, 1)));
+  std::vector<wok::jit::FusedKernelSpec> specs = wt::row_kernel_specs(wok::layer_norm(wok::rand({64, 1000}, 1)));
   ASSERT_EQ(specs.size(), 1u);
   const wok::jit::x86::RowSchedule sched(specs[0]);
   for (int p = 0; p < sched.phases(); ++p) {

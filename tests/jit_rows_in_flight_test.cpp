@@ -109,15 +109,8 @@ TEST(JitRowsInFlight, RowsOfARank3TensorCarryTheirIndex) {
 // The specs of the row kernels the JIT plans for `out`, in their compute
 // dtypes.
 std::vector<wok::jit::FusedKernelSpec> row_kernel_specs(const Tensor& out) {
-  wok::jit::cuda::PendingFragment pf = wt::pending_fragment({out});
-  std::shared_ptr<wok::jit::Plan> plan = wok::jit::plan_structure(pf.fragment);
-  std::vector<wok::jit::FusedKernelSpec> specs;
-  for (const wok::jit::PlanStep& st : plan->steps)
-    if (st.kind == wok::jit::PlanStep::Kind::kKernel && st.lowered.spec.is_row()) {
-      wok::jit::FusedKernelSpec s = st.lowered.spec;
-      s.program = wok::compute_program(s.program);
-      specs.push_back(s);
-    }
+  std::vector<wok::jit::FusedKernelSpec> specs = wt::row_kernel_specs(out);
+  for (wok::jit::FusedKernelSpec& s : specs) s.program = wok::compute_program(s.program);
   return specs;
 }
 
