@@ -4,9 +4,7 @@
 
 #include <string>
 
-#ifndef WOK_GENERATOR_HASH
-#define WOK_GENERATOR_HASH "unknown"
-#endif
+#include "wok_generated/generator_hash.inc"  // WOK_GENERATOR_HASH, written by CMake
 
 namespace wok::cache {
 

@@ -61,7 +61,8 @@ cache::EntryHeader entry_header(const FusedKernelSpec& spec, CpuIsa isa, const s
   h.compiler = cache::x86_compiler_id();
   h.backend = "x86-64";
   h.isa = cpu_isa_name(isa);
-  h.cpu_features = cache::features_required(isa) | (x86::uses_avx512_bf16(spec, isa) ? cache::kFeatureAvx512Bf16 : 0);
+  h.cpu_features = cache::features_required(isa);
+  if (x86::uses_avx512_bf16(spec, isa)) h.cpu_features |= cache::kFeatureAvx512Bf16;
   h.signature = signature;
   h.description = spec.str();
   std::string dtypes = "in", dims, ops;

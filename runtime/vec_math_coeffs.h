@@ -32,6 +32,15 @@ inline constexpr float kExpDirectPolyF[] = {0x1.6a244cp-10f,  // 0.00138146128
                                             0x1.fffffcp-2f,   // 0.49999994
                                             1.0f,
                                             1.0f};
+// exp for values that reach only float16 and bfloat16 results (Note
+// [Half-grade exp] in jit/x86/instr_emitter.cpp): x = n ln2 + r with ln2
+// rounded to float32 once, and e^r of degree 5, fitted minimax for the
+// relative error with all six coefficients free. Evaluated as the JIT does
+// over every float32 x in [-104, 0]: 2^-21.0 relative at most (2^-22.0
+// for x > -17, where float16 results are not 0), 1/1000 of a float16 ulp.
+inline constexpr float kLn2F = 0x1.62e430p-1f;
+inline constexpr float kExpHalfPolyF[] = {0x1.0fe5c6p-7f, 0x1.575eeep-5f, 0x1.555a18p-3f,
+                                          0x1.fffd1ap-2f, 0x1.fffff6p-1f, 0x1.000002p+0f};
 // Inputs are clamped to [kExpMinF, kExpMaxF]: below, e^x rounds to 0; above, to inf.
 inline constexpr float kExpMinF = -104.0f;
 inline constexpr float kExpMaxF = 89.0f;

@@ -189,14 +189,18 @@ TEST_F(JitHalf, SoftmaxLayerNormAndSumsAreOneKernelEach) {
   EXPECT_LE(max_ulps(col, col_ref), 1);
 }
 
-// A half-type softmax computes in float32 and rounds once, so it gives the
-// float32 softmax's bits rounded to the half type. Its float32 exp(x - max)
-// does not fit the half output's row, so the kernel keeps it in a scratch
-// row between phases rather than computing it twice (Note [Spilled values]
-// in jit/x86/row_schedule.h); rows of each tail length, and a softmax of a
+// A half-type softmax computes in float32 and rounds once: its results are
+// the exact softmax rounded once, up to the float32 arithmetic's error and
+// that of its half-grade exp (Note [Half-grade exp] in
+// jit/x86/instr_emitter.cpp), 2^-21 relative; so each is the float32
+// softmax's result rounded, or, for a value that near a rounding boundary,
+// its neighbour, and rarely. Its float32 exp(x - max) does not fit the half
+// output's row, so the kernel keeps it in a scratch row between phases
+// rather than computing it twice (Note [Spilled values] in
+// jit/x86/row_schedule.h); rows of each tail length, and a softmax of a
 // softmax, whose second exp also goes there.
 template <typename H>
-void softmax_is_the_float32_softmax_rounded_once() {
+void softmax_rounds_the_exact_softmax_once() {
   const DType t = wok::dtype_of<H>();
   for (int64_t cols : {1, 7, 16, 17, 100, 1000, 4099}) {
     const int64_t rows = 5;
@@ -215,20 +219,42 @@ void softmax_is_the_float32_softmax_rounded_once() {
       // The float32 kernel on the same (exactly widened) values, rounded.
       const std::vector<H> want = wok::cast(twice ? wok::softmax(wok::cast(wok::softmax(x32, 1), t), 1) : f(x32), t).template to_vector<H>();
       ASSERT_EQ(g.size(), want.size());
-      if (twice) {
-        // The inner softmax is rounded in the fused kernel only at its
-        // outputs: compare within an ulp of the op-by-op result.
-        for (size_t k = 0; k < g.size(); ++k)
-          ASSERT_LE(wok::jit::ulp_distance(g[k], want[k]), 1) << "softmax(softmax) cols=" << cols << " at " << k;
-        continue;
+      int64_t moved = 0;
+      for (size_t k = 0; k < g.size(); ++k) {
+        // The inner softmax of two is rounded in the fused kernel only at
+        // its outputs, where op by op it is rounded to the half type.
+        ASSERT_LE(wok::jit::ulp_distance(g[k], want[k]), 1) << wok::dtype_name(t) << " softmax cols=" << cols << " at " << k;
+        moved += g[k].bits != want[k].bits;
       }
-      for (size_t k = 0; k < g.size(); ++k)
-        ASSERT_EQ(g[k].bits, want[k].bits) << wok::dtype_name(t) << " softmax cols=" << cols << " at " << k;
+      if (twice) continue;
+      // About one float16 result in 2^10 may move (bfloat16: 2^13).
+      EXPECT_LE(moved, static_cast<int64_t>(g.size()) / 128 + 1) << wok::dtype_name(t) << " cols=" << cols;
+      // Each result is within half an ulp, plus 2^-16 relative, of the
+      // float64 softmax of the same values: a rounding of a half-type
+      // intermediate (2^-11 or 2^-8 relative) would show.
+      for (int64_t r = 0; r < rows; ++r) {
+        const float* row = v.data() + r * cols;
+        double m = row[0], total = 0;
+        for (int64_t c = 0; c < cols; ++c) m = std::max(m, static_cast<double>(row[c]));
+        for (int64_t c = 0; c < cols; ++c) total += std::exp(row[c] - m);
+        for (int64_t c = 0; c < cols; ++c) {
+          const double exact = std::exp(row[c] - m) / total;
+          const H h = g[r * cols + c];
+          const double got_v = static_cast<float>(h);
+          // The neighbour on the exact value's side: half its distance is
+          // the rounding's bound.
+          const H next = H::from_bits(static_cast<uint16_t>(exact > got_v ? h.bits + 1 : (h.bits == 0 ? 1 : h.bits - 1)));
+          const double step = std::abs(static_cast<double>(static_cast<float>(next)) - got_v);
+          ASSERT_LE(std::abs(got_v - exact), 0.5 * step + 0x1p-16 * exact)
+              << wok::dtype_name(t) << " softmax cols=" << cols << " row " << r << " col " << c << ": " << got_v << " for "
+              << exact;
+        }
+      }
     }
   }
 }
-TEST_F(JitHalf, Float16SoftmaxIsTheFloat32SoftmaxRoundedOnce) { softmax_is_the_float32_softmax_rounded_once<half>(); }
-TEST_F(JitHalf, BFloat16SoftmaxIsTheFloat32SoftmaxRoundedOnce) { softmax_is_the_float32_softmax_rounded_once<bfloat16>(); }
+TEST_F(JitHalf, Float16SoftmaxRoundsTheExactSoftmaxOnce) { softmax_rounds_the_exact_softmax_once<half>(); }
+TEST_F(JitHalf, BFloat16SoftmaxRoundsTheExactSoftmaxOnce) { softmax_rounds_the_exact_softmax_once<bfloat16>(); }
 
 // float32 -> bfloat16 in generated code, against the scalar conversion
 // (which tests/half_test.cpp checks against a reference), over every

@@ -6,7 +6,10 @@
 // change no result, so the check is on the generated code, for both
 // instruction sets, and on the schedule (Notes [Row loop unrolling] and
 // [Spilled values] in jit/x86/row_schedule.*). Also softmax's exp without
-// its upper clamp (Note [Nonpositive exp arguments], instr_emitter.cpp).
+// its upper clamp (Note [Nonpositive exp arguments], instr_emitter.cpp),
+// scaling by 2^n in one factor on AVX2 (Note [One-factor exp scaling],
+// math_emitter.cpp), and in a half type at half grade (Note [Half-grade
+// exp], instr_emitter.cpp).
 #include <gtest/gtest.h>
 #include <wok/wok.h>
 
@@ -14,7 +17,9 @@
 #include <vector>
 
 #include "cuda_test_util.h"
+#include "test_util.h"
 #include "wok/jit/plan.h"
+#include "wok/jit/x86/instr_emitter.h"
 #include "wok/jit/x86/row_schedule.h"
 #include "wok/jit/x86/x86_codegen.h"
 #include "wok/runtime/compute_program.h"
@@ -127,18 +132,101 @@ TEST(JitRowSchedule, LightPhasesUnrollFourVectors) {
 // its loads reach 128 + 64 bytes past the column register, where the plain
 // loop's reach 64; on AVX2, two ymm vectors: 64 + 32, against 32. (Its
 // results: tests/jit_step_pipeline_test.cpp.)
+// On AVX2 the same exp scales by one power of two (no vpsrad halving n),
+// the shifted exp of another row value by two.
 TEST(JitRowSchedule, SoftmaxExpSkipsItsUpperClampAndReadsAStepAhead) {
   const Tensor x = wok::rand({64, 1000}, 1);
   wok::eval({x});
   for (wok::CpuIsa isa : {wok::CpuIsa::kAvx2, wok::CpuIsa::kAvx512}) {
     SCOPED_TRACE(std::string(wok::cpu_isa_name(isa)));
+    const bool avx2 = isa == wok::CpuIsa::kAvx2;
     std::vector<std::string> k = row_kernel_listings(wok::softmax(x, 1), isa);
     ASSERT_EQ(k.size(), 1u);
     EXPECT_EQ(count(k[0], "vminps"), 0) << k[0];
-    EXPECT_GT(count(k[0], isa == wok::CpuIsa::kAvx512 ? "*4+192]" : "*4+96]"), 0) << k[0];
+    EXPECT_GT(count(k[0], avx2 ? "*4+96]" : "*4+192]"), 0) << k[0];
+    EXPECT_EQ(count(k[0], "vpsrad"), 0) << k[0];
     k = row_kernel_listings(wok::exp(x - wok::mean(x, {1}, true)), isa);
     ASSERT_EQ(k.size(), 1u);
     EXPECT_GT(count(k[0], "vminps"), 0) << k[0];
+    EXPECT_EQ(count(k[0], "vpsrad") > 0, avx2) << k[0];
+  }
+}
+
+// Note [One-factor exp scaling]: exp(x - max) scaled by one power of two
+// gives vm::exp's bits (the precompiled kernels run the ops one at a time),
+// over differences from 0 to past the clamp, results down to float32's
+// and float64's subnormals, and a row holding a nan.
+TEST(JitOneFactorExp, ShiftedExpGivesThePrecompiledBits) {
+  for (DType t : {DType::kFloat32, DType::kFloat64}) {
+    SCOPED_TRACE(std::string(wok::dtype_name(t)));
+    const double span = t == DType::kFloat32 ? 110.0 : 760.0;
+    std::vector<double> v;
+    const int64_t rows = 6, cols = 1001;
+    for (int64_t k = 0; k < rows * cols; ++k) v.push_back(-span * static_cast<double>((k * 7919) % cols) / cols);
+    v[3 * cols + 5] = std::nan("");
+    const Tensor x = wok::cast(wok::from_vector(v, {rows, cols}), t);
+    wok::eval({x});
+    auto f = [&] { return wok::exp(x - wok::max(x, {1}, true)); };
+    wok::set_backend(wok::Backend::kJit);
+    const Tensor jit = f();
+    wok::eval({jit});
+    wok::set_backend(wok::Backend::kPrecompiled);
+    const Tensor pre = f();
+    wok::eval({pre});
+    wok::set_backend(wok::Backend::kJit);
+    const std::vector<double> a = wok::cast(jit, DType::kFloat64).to_vector<double>();
+    const std::vector<double> b = wok::cast(pre, DType::kFloat64).to_vector<double>();
+    int subnormal = 0;
+    for (size_t k = 0; k < a.size(); ++k) {
+      ASSERT_TRUE(wt::same_value(a[k], b[k])) << "at " << k << ": jit " << a[k] << ", precompiled " << b[k];
+      const double tiny = t == DType::kFloat32 ? 0x1p-126 : 0x1p-1022;
+      subnormal += b[k] > 0 && b[k] < tiny;
+    }
+    EXPECT_GT(subnormal, 0);
+  }
+}
+
+// Note [Half-grade exp]: which exps take it (the results' error is checked
+// in tests/jit_half_test.cpp), and the code: ln2 in one part, so one
+// vfnmadd per exp to the float32 exp's two, and six fused multiply-adds
+// (the reduction's and five of the polynomial) to its seven.
+std::vector<bool> exp_grades(const Tensor& out) {
+  std::vector<bool> grades;
+  for (const wok::jit::FusedKernelSpec& spec : wt::row_kernel_specs(out)) {
+    // What the generator emits: the program in its compute dtypes.
+    const wok::ScalarProgram program = wok::compute_program(spec.program);
+    for (size_t i = 0; i < program.instrs.size(); ++i)
+      if (program.instrs[i].op == wok::ScalarOp::kExp)
+        grades.push_back(wok::jit::x86::half_grade_exp(program, static_cast<int32_t>(i)));
+  }
+  return grades;
+}
+
+TEST(JitRowSchedule, HalfSoftmaxTakesTheHalfGradeExp) {
+  const Tensor x32 = wok::rand({8, 100}, 1);
+  using G = std::vector<bool>;
+  EXPECT_EQ(exp_grades(wok::softmax(x32, 1)), G{false});  // a float32 output
+  for (DType t : {DType::kFloat16, DType::kBFloat16}) {
+    SCOPED_TRACE(std::string(wok::dtype_name(t)));
+    const Tensor x = wok::cast(x32, t);
+    EXPECT_EQ(exp_grades(wok::softmax(x, 1)), G{true});
+    EXPECT_EQ(exp_grades(wok::sum(wok::exp(x), {1})), G{true});
+    EXPECT_EQ(exp_grades(wok::softmax(wok::cast(x, DType::kFloat32), 1)), G{false});
+    EXPECT_EQ(exp_grades(wok::log_softmax(x, 1)), G{false});  // the sum meets a log
+    EXPECT_EQ(exp_grades(wok::sum(wok::exp(x) - 1.0, {1})), G{false});  // a difference
+    const Tensor e = wok::exp(x - wok::max(x, {1}, true));
+    EXPECT_EQ(exp_grades(e - e / wok::sum(e, {1}, true)), G{false});
+    for (wok::CpuIsa isa : {wok::CpuIsa::kAvx2, wok::CpuIsa::kAvx512}) {
+      SCOPED_TRACE(std::string(wok::cpu_isa_name(isa)));
+      const std::vector<std::string> half = row_kernel_listings(wok::softmax(x, 1), isa);
+      const std::vector<std::string> single = row_kernel_listings(wok::softmax(x32, 1), isa);
+      ASSERT_EQ(half.size(), 1u);
+      ASSERT_EQ(single.size(), 1u);
+      const int half_fnma = count(half[0], "vfnmadd"), single_fnma = count(single[0], "vfnmadd");
+      ASSERT_GT(half_fnma, 0);
+      EXPECT_EQ(count(half[0], "vfmadd"), 6 * half_fnma) << half[0];
+      EXPECT_EQ(2 * count(single[0], "vfmadd"), 7 * single_fnma) << single[0];
+    }
   }
 }
 

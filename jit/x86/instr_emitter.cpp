@@ -17,7 +17,7 @@ struct Operands {
   DType t;
   DType arg_t;
   const ax::Vec* v[3];
-  bool arg_nonpositive = false;  // Note [Nonpositive exp arguments]
+  ExpUse exp_use;  // exp only: Notes [Nonpositive exp arguments], [Half-grade exp]
 };
 using ValueEmitter = ax::Vec (*)(VecEmitter& e, const Operands& a);
 using A = const Operands&;
@@ -70,7 +70,7 @@ constexpr std::array<X86Row, kNumScalarOps> kX86Emitters = {{
     {O::kNeg, [](VecEmitter& e, A a) { return e.neg(a.t, *a.v[0]); }},
     {O::kAbs, [](VecEmitter& e, A a) { return e.abs(a.t, *a.v[0]); }},
     {O::kSqrt, [](VecEmitter& e, A a) { return e.sqrt(a.t, *a.v[0]); }},
-    {O::kExp, [](VecEmitter& e, A a) { return emit_exp(e, a.t, *a.v[0], a.arg_nonpositive); }},
+    {O::kExp, [](VecEmitter& e, A a) { return emit_exp(e, a.t, *a.v[0], a.exp_use); }},
     {O::kLog, [](VecEmitter& e, A a) { return emit_log(e, a.t, *a.v[0]); }},
     {O::kSin, [](VecEmitter& e, A a) { return emit_sin(e, a.t, *a.v[0]); }, kAny, bit(DType::kFloat32)},
     {O::kCos, [](VecEmitter& e, A a) { return emit_cos(e, a.t, *a.v[0]); }, kAny, bit(DType::kFloat32)},
@@ -239,7 +239,9 @@ void emit_accumulate(VecEmitter& e, ScalarOp op, DType t, const ax::Vec& acc, co
 // that clamp took about half a cycle per 16 values from softmax's exp pass
 // in a standalone AVX-512 loop on a Zen 5 EPYC (12.7 to 12.1 cycles per
 // vector for all three passes of a float16 row in L1). erf's exp(-x^2)
-// skips it as well (math_emitter.cpp).
+// skips it as well (math_emitter.cpp). Without AVX-512 such an exp also
+// scales by 2^n in one factor where vm::exp takes two (Note [One-factor
+// exp scaling] in math_emitter.cpp), with the same bits.
 namespace {
 bool nonpositive(const ScalarProgram& program, int32_t v) {
   const ScalarInstr& in = program.instrs[v];
@@ -250,7 +252,60 @@ bool nonpositive(const ScalarProgram& program, int32_t v) {
   if (in.op == ScalarOp::kNeg) return program.instrs[in.args[0]].op == ScalarOp::kAbs;
   return false;
 }
+
 }  // namespace
+
+// Note [Half-grade exp]
+// A half-type kernel computes in float32 and rounds its outputs once
+// (docs/numerics.md), so the float32 exp, within 0.72 float32 ulps, is
+// about 2^10 times more accurate than a float16 result can show (2^13 for
+// bfloat16). Where exp is the arithmetic's bulk and its value reaches only
+// half outputs, a cheaper exp serves as well: ln2 subtracted in one part
+// (rounded to float32) rather than two, and a degree 5 polynomial where
+// the float32 exp's has degree 6 (vmc::kExpHalfPolyF): two fused
+// multiply-adds fewer per vector, for at most 2^-21 relative error, 1/1000
+// of a float16 ulp. The outputs are then the exact result rounded once up
+// to that error: a value within 2^-21 of a rounding boundary may round the
+// other way (about one float16 result in 2^10 differs by an ulp from the
+// float32 kernel's rounded; tests/jit_half_test.cpp bounds both).
+// Which exps: those summed along the row (softmax's: a row kernel's exp
+// pass is compute bound, where an
+// elementwise exp waits on memory and keeps the float32 op's bits, which
+// the precompiled kernel gives too), whose value flows only through
+// products, quotients and its own sum (a positive sum: relative errors
+// stay relative) into casts to a half type. Any other use (a difference,
+// a float32 output, a log) could turn the small relative error into a
+// large one, and the exp keeps its float32 grade. Measured with this
+// polynomial before it was taken, float16 softmax over rows in L2 went
+// from 1.07 to 1.21 times float32 softmax's speed (AVX-512, Zen 5 EPYC).
+bool half_grade_exp(const ScalarProgram& program, int32_t v) {
+  const auto& ins = program.instrs;
+  if (ins[v].dtype != DType::kFloat32) return false;
+  bool summed = false;
+  std::vector<bool> reached(ins.size(), false);  // values carrying the exp's error
+  reached[v] = true;
+  for (size_t i = static_cast<size_t>(v) + 1; i < ins.size(); ++i) {
+    const ScalarInstr& in = ins[i];
+    bool uses = false;
+    for (int a = 0; a < scalar_op_arity(in.op); ++a) uses = uses || reached[in.args[a]];
+    if (!uses) continue;
+    switch (in.op) {
+      case ScalarOp::kMul:
+      case ScalarOp::kDiv: reached[i] = true; break;
+      case ScalarOp::kReduceSum:
+        if (in.args[0] != v) return false;
+        summed = reached[i] = true;
+        break;
+      case ScalarOp::kCast:
+        if (!is_half(in.dtype)) return false;
+        break;  // rounded to the half type here
+      default: return false;
+    }
+  }
+  for (int32_t o : program.outputs)
+    if (reached[o]) return false;  // an output of float32
+  return summed;
+}
 
 ax::Vec emit_value_instr(VecEmitter& e, const ScalarProgram& program, const ScalarInstr& in,
                          const std::vector<ax::Vec>& values) {
@@ -264,7 +319,10 @@ ax::Vec emit_value_instr(VecEmitter& e, const ScalarProgram& program, const Scal
   for (int i = 0; i < scalar_op_arity(in.op); ++i) a.v[i] = &values[in.args[i]];
   if (scalar_op_arity(in.op) > 0) {
     a.arg_t = program.instrs[in.args[0]].dtype;
-    a.arg_nonpositive = nonpositive(program, in.args[0]);
+    if (in.op == ScalarOp::kExp) {
+      a.exp_use.nonpositive = nonpositive(program, in.args[0]);
+      a.exp_use.half_grade = half_grade_exp(program, static_cast<int32_t>(&in - program.instrs.data()));
+    }
   }
   return emit(e, a);
 }

@@ -14,6 +14,12 @@ namespace wok::jit::x86 {
 ax::Vec emit_value_instr(VecEmitter& e, const ScalarProgram& program, const ScalarInstr& in,
                          const std::vector<ax::Vec>& values);
 
+// Whether instruction v, an exp, may take the half-grade exp (Note
+// [Half-grade exp] in instr_emitter.cpp): it is summed along the row and
+// its value reaches only casts to a half type through products and
+// quotients.
+bool half_grade_exp(const ScalarProgram& program, int32_t v);
+
 // Whether the emitter of `op` handles results of dtype t (the rest run on
 // the precompiled kernels: integer pow, float fmod, int64 division), and
 // whether it computes them in float64 lanes (a half type as float32 does).

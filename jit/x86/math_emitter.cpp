@@ -1,5 +1,6 @@
 #include "wok/jit/x86/math_emitter.h"
 
+#include <cmath>
 #include <cstring>
 #include <limits>
 
@@ -50,13 +51,18 @@ ExpK exp_k(DT t) {
 }
 
 // vm::exp_reduce: returns r, sets n (integer lanes) and nf (n as a float),
-// each when asked for (asmjit keeps an unused instruction).
-ax::Vec exp_reduce(VecEmitter& e, DT t, const ax::Vec& x, ax::Vec* n_out, ax::Vec* nf_out) {
+// each when asked for (asmjit keeps an unused instruction). n_offset is
+// added to the integer n at no cost (folded into the magic number's bits);
+// ln2_one_part subtracts n ln2 with ln2 rounded to float32 once (Note
+// [Half-grade exp] in instr_emitter.cpp), not in two parts.
+ax::Vec exp_reduce(VecEmitter& e, DT t, const ax::Vec& x, ax::Vec* n_out, ax::Vec* nf_out, int n_offset = 0,
+                   bool ln2_one_part = false) {
   ExpK k = exp_k(t);
   ax::Vec tt = e.fma(t, x, C(e, t, k.log2e), C(e, t, k.magic));
   ax::Vec nf = e.sub(t, tt, C(e, t, k.magic));
   if (nf_out) *nf_out = nf;
-  if (n_out) *n_out = e.int_sub(t, tt, e.const_bits_operand(t, bits_of(t, k.magic)));
+  if (n_out) *n_out = e.int_sub(t, tt, e.const_bits_operand(t, bits_of(t, k.magic) - static_cast<uint64_t>(n_offset)));
+  if (ln2_one_part) return e.fnma(t, nf, C(e, t, vmc::kLn2F), x);
   ax::Vec r = e.fnma(t, nf, C(e, t, k.ln2hi), x);
   return e.fnma(t, nf, C(e, t, k.ln2lo), r);
 }
@@ -152,20 +158,48 @@ ax::Vec pow_special_cases(VecEmitter& e, DT t, const ax::Vec& a, const ax::Vec& 
 
 }  // namespace
 
-ax::Vec emit_exp(VecEmitter& e, DT t, const ax::Vec& x, bool nonpositive) {
+// Note [One-factor exp scaling]
+// Without AVX-512's vscalef, exp's last step multiplies q (e^r, in
+// [0.7, 1.42]) by 2^n as integer-built powers of two; n spans about 280
+// binades in float32 (the clamps' [-150, 128]), more than a normal float
+// holds, so vm::exp takes two factors, 2^(n/2) and 2^(n - n/2): eight
+// instructions (halve, two biases and shifts, a subtract, two multiplies).
+// When the argument cannot be positive (Note [Nonpositive exp arguments]
+// in instr_emitter.cpp) n is in [-150, 0] ([-1076, 0] in float64), and
+// 2^(n + 64) is a normal number for every such n: q * 2^(n + 64) is exact
+// (a power-of-two scaling within the normal range), and the multiply by
+// 2^-64 rounds the exact q 2^n once, as q * s1 * s2 does, so the bits are
+// the same. The 64 and the exponent bias fold into the magic number that
+// extracts n, leaving a shift and two multiplies: five instructions fewer
+// per vector, in float32 softmax's exp pass about an eighth of its work on
+// AVX2. A nan argument stays nan: q is nan and the multiplies keep it,
+// whatever its n.
+constexpr int kOneFactorScale = 64;
+
+ax::Vec emit_exp(VecEmitter& e, DT t, const ax::Vec& x, ExpUse use) {
   ExpK k = exp_k(t);
-  ax::Vec xc = e.max_raw(t, e.const_vec(t, k.min), x);             // x < min ? min : x
-  if (!nonpositive) xc = e.min_raw(t, e.const_vec(t, k.max), xc);  // xc > max ? max : xc
+  ax::Vec xc = e.max_raw(t, e.const_vec(t, k.min), x);                 // x < min ? min : x
+  if (!use.nonpositive) xc = e.min_raw(t, e.const_vec(t, k.max), xc);  // xc > max ? max : xc
   ax::Vec n, nf;
   // AVX-512 scales by the float n (vscalef), AVX2 by integer powers of two.
   // Note [Direct exp polynomial] in runtime/kernels/cpu/vec_math.h.
-  ax::Vec r = exp_reduce(e, t, xc, e.avx512() ? nullptr : &n, &nf);
-  ax::Vec q = f32(t) ? horner(e, t, r, vmc::kExpDirectPolyF) : horner(e, t, r, vmc::kExpDirectPolyD);
+  const bool one_factor = use.nonpositive && !e.avx512();
+  const int n_offset = one_factor ? kOneFactorScale + k.bias : 0;
+  // Note [Half-grade exp] in instr_emitter.cpp: ln2 in one part, degree 5.
+  const bool half_grade = use.half_grade && f32(t);
+  ax::Vec r = exp_reduce(e, t, xc, e.avx512() ? nullptr : &n, &nf, n_offset, half_grade);
+  ax::Vec q = half_grade ? horner(e, t, r, vmc::kExpHalfPolyF)
+              : f32(t)   ? horner(e, t, r, vmc::kExpDirectPolyF)
+                         : horner(e, t, r, vmc::kExpDirectPolyD);
   ax::Vec v;
   if (e.avx512()) {
     // vscalef(q, n) rounds exactly like q * s1 * s2 below: the first
     // product is a power-of-two scaling, exact in the normal range.
     v = e.scale2(t, q, nf);
+  } else if (one_factor) {
+    // Note [One-factor exp scaling]: n holds n + 64 + bias.
+    ax::Vec s = e.shl(t, n, k.mantissa);  // 2^(n + 64)
+    v = e.mul(t, e.mul(t, q, s), C(e, t, std::ldexp(1.0, -kOneFactorScale)));
   } else {
     ax::Vec h = e.shr_arith(int_of(t), n, 1);
     ax::Vec s1 = pow2i(e, t, h);
@@ -243,7 +277,7 @@ ax::Vec emit_erf(VecEmitter& e, DT t, const ax::Vec& x) {
   ax::Vec ac = e.min_raw(t, e.const_vec(t, one_cut), a);  // a > cut ? cut : a
   ax::Vec u = e.mul(t, e.sub(t, e.div(t, one, e.add(t, ac, one)), C(e, t, mid)), C(e, t, scale));
   ax::Vec g = single ? horner(e, t, u, vmc::kErfcPolyF) : horner(e, t, u, vmc::kErfcPolyD);
-  ax::Vec ex = emit_exp(e, t, e.neg(t, e.mul(t, ac, ac)), true);  // -(ac ac) <= 0
+  ax::Vec ex = emit_exp(e, t, e.neg(t, e.mul(t, ac, ac)), {.nonpositive = true});  // -(ac ac) <= 0
   ax::Vec large = e.sub(t, one, e.mul(t, ex, g));
   large = e.blend(t, e.cmp(t, Cmp::kGe, a, C(e, t, one_cut)), one, large);
   ax::Vec res = e.blend(t, e.cmp(t, Cmp::kLt, a, C(e, t, vmc::kErfSmall)), small, copysign(e, t, large, x));

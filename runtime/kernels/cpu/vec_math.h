@@ -206,17 +206,13 @@ inline T expm1_reduced(T x, typename FloatBits<T>::Int& n) {
 // JIT bitwise, and GCC does not vectorize a table lookup here (no gathers
 // under its tuning; scalar code instead): their exp ran 3.5 to 4 times
 // slower, too much for the fallback path.
-// Measured and not taken (2026-12): an exp for values that reach only
-// float16 or bfloat16 results (softmax's), of degree 5 fitted minimax with
-// all six coefficients free (0x1.0fe5c6p-7, 0x1.575eeep-5, 0x1.555a18p-3,
-// 0x1.fffd1ap-2, 0x1.fffff6p-1, 0x1.000002p+0) after a reduction by ln2
-// rounded to float32 alone: 2^-21.2 relative at most, 6.5 float32 ulps,
-// 0.0064 of a float16 ulp. A float16 softmax's three passes took 8.6
-// cycles per 16 values where they take 10.0, and the JIT's float16 softmax
-// in cache went from 1.07 to 1.21 times float32's speed. But a half op
-// would no longer give the float32 op's bits rounded once (about one
-// float16 result in 2^10 moves by an ulp), which the half types promise
-// (docs/numerics.md) and tests/jit_half_test.cpp checks.
+// An exp whose value reaches only float16 or bfloat16 results through
+// products, quotients and its own row sum (softmax's) is cheaper still in
+// the JIT: ln2 in one part and degree 5 (vmc::kExpHalfPolyF), 2^-21
+// relative, Note [Half-grade exp] in jit/x86/instr_emitter.cpp. In a
+// standalone loop a float16 softmax's three passes took 8.6 cycles per 16
+// values where they took 10.0 (AVX-512). The precompiled kernels have no
+// such exp: they run softmax op by op, rounding each op's result.
 // expm1_reduced keeps the other form, which tanh and expm1 need for their
 // accuracy near 0.
 template <typename T>
