@@ -246,7 +246,7 @@ void softmax_rounds_the_exact_softmax_once() {
           const double got_v = static_cast<float>(h);
           // The neighbour on the exact value's side: half its distance is
           // the rounding's bound.
-          const H next = H::from_bits(static_cast<uint16_t>(exact > got_v ? h.bits + 1 : (h.bits == 0 ? 1 : h.bits - 1)));
+          const H next = H::from_bits(static_cast<uint16_t>(exact >= got_v ? h.bits + 1 : h.bits - 1));
           const double step = std::abs(static_cast<double>(static_cast<float>(next)) - got_v);
           ASSERT_LE(std::abs(got_v - exact), 0.5 * step + 0x1p-16 * exact)
               << wok::dtype_name(t) << " softmax cols=" << cols << " row " << r << " col " << c << ": " << got_v << " for "
