@@ -1,18 +1,17 @@
 // The CUDA code generator without a GPU: every elementwise op and dtype,
 // and every fusion pattern of the test suite, renders to CUDA source that
-// NVRTC compiles for sm_80 and sm_90. Skipped (with the reason) only where
+// NVRTC compiles for sm_80 and sm_90 (each op and dtype pair for one of
+// them, alternately: Note [Alternating archs in the NVRTC sweeps]). Skipped (with the reason) only where
 // NVRTC cannot be loaded (e.g. WOK_NVRTC_PATH=/nonexistent).
 #include <gtest/gtest.h>
 #include <wok/wok.h>
 
-#include <atomic>
 #include <chrono>
 #include <cstdio>
-#include <mutex>
 #include <random>
-#include <thread>
 
 #include "cuda_test_util.h"
+#include "nvrtc_sweep.h"
 #include "wok/jit/cuda/cuda_kernel_cache.h"
 #include "wok/jit/cuda/cuda_renderer.h"
 #include "wok/jit/plan.h"
@@ -27,8 +26,6 @@ using wok::jit::FusedKernelSpec;
 namespace cj = wok::jit::cuda;
 namespace cu = wok::cuda;
 
-constexpr int kArchs[] = {80, 90};
-
 struct Case {
   std::string label;
   FusedKernelSpec spec;
@@ -39,52 +36,23 @@ struct Case {
 // one translation unit and pays NVRTC's fixed cost once.
 constexpr size_t kBatch = 24;
 
-// Renders every case and compiles them, in batches, for every arch on all
-// cores; a failing batch is compiled kernel by kernel to name the culprit.
-// Returns the failures.
-std::vector<std::string> compile_all(const std::vector<Case>& cases, double* ms_per_batch = nullptr) {
+// Renders every case and compiles them in batches on all cores (a failing
+// batch kernel by kernel, to name the culprit). Returns the failures.
+std::vector<std::string> compile_all(const std::vector<Case>& cases, wt::SweepArchs archs, const char* what) {
   std::vector<std::string> failures;
-  std::mutex mu;
-  auto fail = [&](const std::string& what) {
-    std::lock_guard lock(mu);
-    failures.push_back(what);
-  };
-  std::vector<std::string> sources(cases.size());
+  std::vector<wt::NvrtcCase> sources(cases.size());
   for (size_t i = 0; i < cases.size(); ++i) {
     absl::StatusOr<cj::RenderedKernel> r = cj::render_cuda(cases[i].spec, "k" + std::to_string(i));
-    if (r.ok()) sources[i] = r->source;
-    else fail(cases[i].label + ": " + std::string(r.status().message()) + "\n" + cases[i].spec.str());
+    sources[i] = {cases[i].label, "k" + std::to_string(i), r.ok() ? r->source : "", cases[i].spec.str()};
+    if (!r.ok()) failures.push_back(cases[i].label + ": " + std::string(r.status().message()) + "\n" + cases[i].spec.str());
   }
-  const size_t batches = (cases.size() + kBatch - 1) / kBatch;
-  std::atomic<size_t> next{0};
-  std::atomic<int64_t> us{0};
-  auto worker = [&] {
-    for (size_t job; (job = next.fetch_add(1)) < batches * std::size(kArchs);) {
-      const size_t b = job / std::size(kArchs);
-      const int arch = kArchs[job % std::size(kArchs)];
-      std::string source;
-      for (size_t i = b * kBatch; i < std::min(cases.size(), (b + 1) * kBatch); ++i) source += sources[i];
-      absl::StatusOr<cu::CudaBinary> bin = cu::compile_cuda(source, "batch" + std::to_string(b), arch);
-      if (bin.ok() && bin->is_cubin && !bin->image.empty()) {
-        us.fetch_add(static_cast<int64_t>(bin->compile_ms * 1000));
-        continue;
-      }
-      for (size_t i = b * kBatch; i < std::min(cases.size(), (b + 1) * kBatch); ++i) {
-        if (sources[i].empty()) continue;
-        absl::StatusOr<cu::CudaBinary> one = cu::compile_cuda(sources[i], "k" + std::to_string(i), arch);
-        if (!one.ok())
-          fail(cases[i].label + " sm_" + std::to_string(arch) + ": " + std::string(one.status().message()) + "\n" +
-               cases[i].spec.str());
-        else if (!one->is_cubin)
-          fail(cases[i].label + ": no cubin for sm_" + std::to_string(arch));
-      }
-    }
-  };
-  std::vector<std::thread> threads;
-  unsigned n = std::max(1u, std::thread::hardware_concurrency());
-  for (unsigned t = 0; t < n; ++t) threads.emplace_back(worker);
-  for (std::thread& t : threads) t.join();
-  if (ms_per_batch) *ms_per_batch = static_cast<double>(us.load()) / 1000.0 / static_cast<double>(batches * std::size(kArchs));
+  auto start = std::chrono::steady_clock::now();
+  wt::SweepResult result = wt::compile_sweep(sources, kBatch, archs);
+  double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  failures.insert(failures.end(), result.failures.begin(), result.failures.end());
+  std::printf("[ nvrtc    ] %zu %s, %s: %zu programs of up to %zu, %.0f ms each, %.1f s wall\n", cases.size(), what,
+              archs == wt::SweepArchs::kBoth ? "each for sm_80 and sm_90" : "sm_80 and sm_90 alternately",
+              result.compiles, kBatch, result.ms_per_batch, wall);
   return failures;
 }
 
@@ -173,17 +141,13 @@ TEST(CudaCodegen, RenderedSourceIsTheTemplateWithSlotsFilled) {
   EXPECT_NE(r->source.find("const float* __restrict__ in0"), std::string::npos);
 }
 
+// Every (op, dtype) pair compiles for one of sm_80 and sm_90, alternately
+// (Note [Alternating archs in the NVRTC sweeps] in tests/nvrtc_sweep.h).
 TEST(CudaCodegen, EveryElementwiseOpAndDtypeCompilesForSm80AndSm90) {
   WOK_SKIP_WITHOUT_NVRTC();
   std::vector<Case> cases = every_op_case();
   ASSERT_GT(cases.size(), 150u);
-  double ms = 0;
-  auto start = std::chrono::steady_clock::now();
-  std::vector<std::string> failures = compile_all(cases, &ms);
-  double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  for (const std::string& f : failures) ADD_FAILURE() << f;
-  std::printf("[ nvrtc    ] %zu op kernels x %zu archs in batches of %zu: %.0f ms per batch, %.1f s wall\n",
-              cases.size(), std::size(kArchs), kBatch, ms, wall);
+  for (const std::string& f : compile_all(cases, wt::SweepArchs::kAlternate, "op kernels")) ADD_FAILURE() << f;
 }
 
 // ---- fusion patterns -------------------------------------------------------------------
@@ -298,12 +262,8 @@ TEST(CudaCodegen, EveryFusionPatternCompilesForSm80AndSm90) {
     }
   }
   ASSERT_GT(cases.size(), 40u);
-  double ms = 0;
-  std::vector<std::string> failures = compile_all(cases, &ms);
-  for (const std::string& f : failures) ADD_FAILURE() << f;
-  std::printf("[ nvrtc    ] %zu fused kernels x %zu archs in batches of %zu: %.0f ms per batch (%d row/column kernels "
-              "left to the precompiled path)\n",
-              cases.size(), std::size(kArchs), kBatch, ms, row_kernels);
+  for (const std::string& f : compile_all(cases, wt::SweepArchs::kBoth, "fused kernels")) ADD_FAILURE() << f;
+  std::printf("[ nvrtc    ] %d row/column kernels left to the precompiled path\n", row_kernels);
 }
 
 TEST(CudaCodegen, CompileErrorCarriesTheLogAndTheSourceLine) {

@@ -8,13 +8,11 @@
 #include <wok/wok.h>
 
 #include <algorithm>
-#include <atomic>
-#include <mutex>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include "cuda_test_util.h"
+#include "nvrtc_sweep.h"
 #include "wok/runtime/cuda/cuda_compiler.h"
 #include "wok/runtime/cuda/cuda_formula_kernel.h"
 #include "wok/runtime/cuda/embedded_files.h"
@@ -24,8 +22,6 @@ namespace {
 
 using wok::DType;
 namespace cu = wok::cuda;
-
-constexpr int kArchs[] = {80, 90};
 
 struct Rendered {
   std::string label;
@@ -78,36 +74,12 @@ std::vector<Rendered> named_cases() {
   };
 }
 
-// Compiles each source for every arch, `per_batch` kernels to one NVRTC
-// program (names are unique, so a batch is one translation unit), batches
-// on all cores; a failing batch is compiled kernel by kernel to name the
-// culprit. Returns the failures.
-std::vector<std::string> compile(const std::vector<Rendered>& cases, size_t per_batch) {
-  std::vector<std::string> failures;
-  std::mutex mu;
-  const size_t batches = (cases.size() + per_batch - 1) / per_batch;
-  std::atomic<size_t> next{0};
-  auto worker = [&] {
-    for (size_t job; (job = next.fetch_add(1)) < batches * std::size(kArchs);) {
-      const size_t first = job / std::size(kArchs) * per_batch, last = std::min(cases.size(), first + per_batch);
-      const int arch = kArchs[job % std::size(kArchs)];
-      std::string source;
-      for (size_t i = first; i < last; ++i) source += cases[i].kernel.source;
-      absl::StatusOr<cu::CudaBinary> bin = cu::compile_cuda(source, "formula_batch" + std::to_string(first), arch);
-      if (bin.ok() && bin->is_cubin) continue;
-      for (size_t i = first; i < last; ++i) {
-        absl::StatusOr<cu::CudaBinary> one = cu::compile_cuda(cases[i].kernel.source, cases[i].kernel.name, arch);
-        std::lock_guard lock(mu);
-        if (!one.ok()) failures.push_back(cases[i].label + " sm_" + std::to_string(arch) + ": " +
-                                          std::string(one.status().message()));
-        else if (!one->is_cubin) failures.push_back(cases[i].label + ": no cubin for sm_" + std::to_string(arch));
-      }
-    }
-  };
-  std::vector<std::thread> threads;
-  for (unsigned t = 0; t < std::max(1u, std::thread::hardware_concurrency()); ++t) threads.emplace_back(worker);
-  for (std::thread& t : threads) t.join();
-  return failures;
+// Compiles the cases in NVRTC programs of `per_batch` kernels (names are
+// unique, so a batch is one translation unit). Returns the failures.
+std::vector<std::string> compile(const std::vector<Rendered>& cases, size_t per_batch, wt::SweepArchs archs) {
+  std::vector<wt::NvrtcCase> sources;
+  for (const Rendered& r : cases) sources.push_back({r.label, r.kernel.name, r.kernel.source, ""});
+  return wt::compile_sweep(sources, per_batch, archs).failures;
 }
 
 TEST(CudaFormulaKernel, SourceIsTheFormulaWithNoHandWrittenComposite) {
@@ -232,9 +204,11 @@ TEST(CudaFormulaKernel, EveryFormulaOpHasTheFormulaKernelOnCuda) {
 
 TEST(CudaFormulaKernel, NamedCasesCompileForSm80AndSm90) {
   WOK_SKIP_WITHOUT_NVRTC();
-  for (const std::string& f : compile(named_cases(), 1)) ADD_FAILURE() << f;
+  for (const std::string& f : compile(named_cases(), 1, wt::SweepArchs::kBoth)) ADD_FAILURE() << f;
 }
 
+// Every (op, dtype) pair compiles for one of sm_80 and sm_90, alternately
+// (Note [Alternating archs in the NVRTC sweeps] in tests/nvrtc_sweep.h).
 TEST(CudaFormulaKernel, EveryElementwiseOpAndDtypeCompiles) {
   WOK_SKIP_WITHOUT_NVRTC();
   std::vector<Rendered> cases;
@@ -257,7 +231,7 @@ TEST(CudaFormulaKernel, EveryElementwiseOpAndDtypeCompiles) {
     }
   }
   ASSERT_GT(cases.size(), 120u);
-  for (const std::string& f : compile(cases, 40)) ADD_FAILURE() << f;
+  for (const std::string& f : compile(cases, 40, wt::SweepArchs::kAlternate)) ADD_FAILURE() << f;
 }
 
 // The modules that keep hand-written kernels (full, copies, matmul,
