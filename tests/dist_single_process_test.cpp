@@ -156,12 +156,16 @@ std::string self_exe() {
 }
 
 // Runs this test binary with `args` and `extra_env` (and no MPI launcher
-// variables of ours); returns its exit status and its output.
+// variables of ours, nor GoogleTest's sharding: a sanitizer tree runs this
+// binary in shards, and a child that inherits its shard runs none of the
+// one test it was asked for); returns its exit status and its output.
 int run_self(const std::vector<std::string>& args, const std::vector<std::string>& extra_env, std::string* out) {
   std::vector<std::string> env;
   for (char** e = environ; *e; ++e) {
     std::string v = *e;
-    if (v.rfind("OMPI_", 0) == 0 || v.rfind("PMIX_", 0) == 0 || v.rfind("WOK_MPI_PATH=", 0) == 0) continue;
+    if (v.rfind("OMPI_", 0) == 0 || v.rfind("PMIX_", 0) == 0 || v.rfind("WOK_MPI_PATH=", 0) == 0 ||
+        v.rfind("GTEST_", 0) == 0)
+      continue;
     env.push_back(v);
   }
   env.insert(env.end(), extra_env.begin(), extra_env.end());
