@@ -73,29 +73,18 @@ std::string join_ints(const std::vector<int64_t>& v, char sep) {
   return s;
 }
 
-// A one-letter tag, then the body. Appended rather than `"i" + body`: GCC 12
-// inlines that insert and warns of an impossible memcpy size
-// (-Wstringop-overflow, its bug 105651) where precompiled headers are on.
-std::string tagged(char tag, std::string_view body) {
-  std::string s(1, tag);
-  s += body;
-  return s;
-}
-
 std::string attr_token(const AttrValue& v) {
   struct Writer {
     std::string operator()(bool b) const { return b ? "b1" : "b0"; }
-    std::string operator()(int64_t i) const { return tagged('i', std::to_string(i)); }
-    std::string operator()(double d) const { return tagged('f', double_bits(d)); }
-    std::string operator()(const std::vector<int64_t>& l) const { return tagged('l', join_ints(l, ',')); }
-    std::string operator()(DType t) const { return tagged('d', dtype_name(t)); }
+    std::string operator()(int64_t i) const { return "i" + std::to_string(i); }
+    std::string operator()(double d) const { return "f" + double_bits(d); }
+    std::string operator()(const std::vector<int64_t>& l) const { return "l" + join_ints(l, ','); }
+    std::string operator()(DType t) const { return "d" + std::string(dtype_name(t)); }
     std::string operator()(const Scalar& s) const {
-      std::string head = tagged('s', dtype_name(s.dtype()));
-      head += ':';
-      head += is_floating(s.dtype()) ? double_bits(s.as_double()) : std::to_string(s.to<int64_t>());
-      return head;
+      std::string head = "s" + std::string(dtype_name(s.dtype())) + ":";
+      return head + (is_floating(s.dtype()) ? double_bits(s.as_double()) : std::to_string(s.to<int64_t>()));
     }
-    std::string operator()(const std::string& s) const { return tagged('t', escape(s)); }
+    std::string operator()(const std::string& s) const { return "t" + escape(s); }
   };
   return std::visit(Writer{}, v);
 }

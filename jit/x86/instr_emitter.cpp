@@ -316,7 +316,7 @@ ax::Vec emit_value_instr(VecEmitter& e, const ScalarProgram& program, const Scal
   if (!emit)
     throw Error(std::string("x86 JIT: instruction '") + std::string(scalar_op_name(in.op)) +
                 "' is not a value instruction (internal error)");
-  Operands a{in.dtype, in.dtype, {nullptr, nullptr, nullptr}};
+  Operands a{in.dtype, in.dtype, {nullptr, nullptr, nullptr}, ExpUse{}};
   for (int i = 0; i < scalar_op_arity(in.op); ++i) a.v[i] = &values[in.args[i]];
   if (scalar_op_arity(in.op) > 0) {
     a.arg_t = program.instrs[in.args[0]].dtype;
