@@ -16,6 +16,9 @@
 //   time(float32) / time(half)  >= 1.8   p1, softmax, layer_norm, each half type
 //   time(float32) / time(half)  reported p2, p3, softmax_l2 (compute bound: no target)
 //   rate(half) / rate(float32)  >= 0.9   matmul, each half type
+// and, after them, standalone AVX2 loops of p1 in bfloat16 that measure the
+// store levers Note [bfloat16 stores] records (bench/bfloat16_store_probe.h;
+// reported, 1 thread).
 //
 // Run: bench_half_programs [--benchmark_filter=REGEX] [--benchmark_repetitions=N]
 #include <cmath>
@@ -24,6 +27,7 @@
 #include <vector>
 
 #include "bench_util.h"
+#include "bfloat16_store_probe.h"
 #include "programs.h"
 
 namespace {
@@ -100,6 +104,20 @@ int64_t launches(const Workload& w) {
   return wok::stats().kernel_launches;
 }
 
+void print_bfloat16_store_probe() {
+  using wok_bench::fmt;
+  const auto r = wok_bench::bf16_probe::measure(kElements, kPairedRounds);
+  if (!r.ran) {
+    std::printf("\n(bfloat16 store probe skipped: the host has no AVX2)\n");
+    return;
+  }
+  std::printf("\n### bfloat16 store levers: standalone AVX2 loops of p1, 1 thread (time(float32) / time(bfloat16))\n\n");
+  std::printf("| stores | current code | pairs in even/odd order |\n|---|---:|---:|\n");
+  std::printf("| ordinary | %s | %s |\n", fmt(r.current).c_str(), fmt(r.pairs).c_str());
+  std::printf("| streaming (float32 too) | %s | %s |\n", fmt(r.current_nt).c_str(), fmt(r.pairs_nt).c_str());
+  std::printf("\nPairs give the current code's bits: %s\n", r.same_bits ? "yes" : "NO");
+}
+
 void print_tables() {
   using wok_bench::fmt;
   std::printf("\n### Half precision under the JIT (GB/s, matmul GFLOP/s; median iteration)\n\n");
@@ -136,6 +154,7 @@ void print_tables() {
     }
   }
   wok::set_num_threads(0);
+  print_bfloat16_store_probe();
 }
 
 }  // namespace

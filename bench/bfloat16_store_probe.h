@@ -1,0 +1,134 @@
+// Standalone AVX2 loops of p1 (bench/programs.h) over float32 and bfloat16
+// arrays, measuring the two levers for bfloat16 stores that Note [bfloat16
+// stores] (jit/x86/vec_emitter.h) records as not taken yet:
+//   current  the JIT's AVX2 code: vpmovzxwd + vpslld loads, the integer
+//            round-to-nearest-even with its NaN blend, vpackusdw stores
+//   pairs    two vectors from one 32-byte load in even/odd order (vpslld,
+//            vpand), put back by vpsrld + vpblendw: the same bits
+//   + nt     the same with streaming stores (the float32 loop too)
+// Reported by bench_half_programs as time(float32) / time(bfloat16) of the
+// same store kind; no target (the JIT's kernels are what the targets check).
+#pragma once
+
+#include <immintrin.h>
+
+#include <cstdint>
+#include <cstdlib>
+#include <cstring>
+#include <memory>
+
+#include "bench_util.h"
+
+namespace wok_bench::bf16_probe {
+
+__attribute__((target("avx2,fma"))) inline __m256 p1(__m256 a, __m256 b) {
+  __m256 t = _mm256_add_ps(_mm256_mul_ps(a, _mm256_set1_ps(2.0f)), b);
+  t = _mm256_sub_ps(_mm256_mul_ps(t, _mm256_set1_ps(0.5f)), a);
+  return _mm256_add_ps(_mm256_mul_ps(t, b), _mm256_set1_ps(1.0f));
+}
+
+// 32-bit lanes whose high word is v rounded to bfloat16 (the JIT's
+// VecEmitter::bfloat16_bits on AVX2, before its shift).
+__attribute__((target("avx2,fma"))) inline __m256i rounded(__m256 v) {
+  const __m256i bits = _mm256_castps_si256(v);
+  const __m256i lsb = _mm256_and_si256(_mm256_srli_epi32(bits, 16), _mm256_set1_epi32(1));
+  const __m256i r = _mm256_add_epi32(_mm256_add_epi32(bits, _mm256_set1_epi32(0x7FFF)), lsb);
+  const __m256i quiet = _mm256_or_si256(bits, _mm256_set1_epi32(0x00400000));
+  const __m256 nan = _mm256_cmp_ps(v, v, _CMP_UNORD_Q);
+  return _mm256_castps_si256(_mm256_blendv_ps(_mm256_castsi256_ps(r), _mm256_castsi256_ps(quiet), nan));
+}
+
+template <bool kStream>
+__attribute__((target("avx2,fma"))) void float32_loop(const float* a, const float* b, float* y, int64_t n) {
+  for (int64_t i = 0; i < n; i += 8) {
+    const __m256 v = p1(_mm256_loadu_ps(a + i), _mm256_loadu_ps(b + i));
+    if constexpr (kStream) _mm256_stream_ps(y + i, v);
+    else _mm256_storeu_ps(y + i, v);
+  }
+  _mm_sfence();
+}
+
+__attribute__((target("avx2,fma"))) inline __m256 load_current(const uint16_t* p) {
+  const __m256i w = _mm256_cvtepu16_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p)));
+  return _mm256_castsi256_ps(_mm256_slli_epi32(w, 16));
+}
+
+template <bool kStream>
+__attribute__((target("avx2,fma"))) void current_loop(const uint16_t* a, const uint16_t* b, uint16_t* y, int64_t n) {
+  for (int64_t i = 0; i < n; i += 8) {
+    const __m256i r = _mm256_srli_epi32(rounded(p1(load_current(a + i), load_current(b + i))), 16);
+    const __m128i packed = _mm_packus_epi32(_mm256_castsi256_si128(r), _mm256_extracti128_si256(r, 1));
+    if constexpr (kStream) _mm_stream_si128(reinterpret_cast<__m128i*>(y + i), packed);
+    else _mm_storeu_si128(reinterpret_cast<__m128i*>(y + i), packed);
+  }
+  _mm_sfence();
+}
+
+template <bool kStream>
+__attribute__((target("avx2,fma"))) void pairs_loop(const uint16_t* a, const uint16_t* b, uint16_t* y, int64_t n) {
+  const __m256i high = _mm256_set1_epi32(static_cast<int>(0xFFFF0000u));
+  for (int64_t i = 0; i < n; i += 16) {
+    const __m256i wa = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(a + i));
+    const __m256i wb = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(b + i));
+    const __m256 even = p1(_mm256_castsi256_ps(_mm256_slli_epi32(wa, 16)), _mm256_castsi256_ps(_mm256_slli_epi32(wb, 16)));
+    const __m256 odd = p1(_mm256_castsi256_ps(_mm256_and_si256(wa, high)), _mm256_castsi256_ps(_mm256_and_si256(wb, high)));
+    const __m256i words = _mm256_blend_epi16(_mm256_srli_epi32(rounded(even), 16), rounded(odd), 0xAA);
+    if constexpr (kStream) _mm256_stream_si256(reinterpret_cast<__m256i*>(y + i), words);
+    else _mm256_storeu_si256(reinterpret_cast<__m256i*>(y + i), words);
+  }
+  _mm_sfence();
+}
+
+struct Ratios {
+  bool ran = false;
+  bool same_bits = false;  // pairs and current agree bit for bit
+  double current = 0, pairs = 0, current_nt = 0, pairs_nt = 0;
+};
+
+// Streaming stores need aligned addresses: 64-byte aligned arrays.
+template <typename T>
+struct Array {
+  explicit Array(int64_t n)
+      : p(static_cast<T*>(std::aligned_alloc(64, (n * sizeof(T) + 63) / 64 * 64)), &std::free) {}
+  T& operator[](int64_t i) { return p.get()[i]; }
+  T* data() { return p.get(); }
+  std::unique_ptr<T, decltype(&std::free)> p;
+};
+
+// n: a multiple of 16. The arrays are written once before the rounds, so
+// no round pays for first-touch page faults.
+inline Ratios measure(int64_t n, int rounds) {
+  Ratios out;
+  if (!__builtin_cpu_supports("avx2") || !__builtin_cpu_supports("fma")) return out;
+  Array<float> a(n), b(n), y(n);
+  Array<uint16_t> ah(n), bh(n), y1(n), y2(n);
+  for (int64_t i = 0; i < n; ++i) {
+    a[i] = static_cast<float>((i * 7919) % 1000) / 1000.0f - 0.5f;
+    b[i] = static_cast<float>((i * 104729) % 997) / 997.0f - 0.5f;
+    uint32_t bits;
+    std::memcpy(&bits, &a[i], 4);
+    ah[i] = static_cast<uint16_t>(bits >> 16);
+    std::memcpy(&bits, &b[i], 4);
+    bh[i] = static_cast<uint16_t>(bits >> 16);
+  }
+  ah[5] = 0x7F81;  // a signalling NaN, a negative quiet NaN, an infinity
+  ah[6] = 0xFFC1;
+  bh[9] = 0x7F80;
+  float32_loop<false>(a.data(), b.data(), y.data(), n);
+  current_loop<false>(ah.data(), bh.data(), y1.data(), n);
+  pairs_loop<false>(ah.data(), bh.data(), y2.data(), n);
+  out.same_bits = std::memcmp(y1.data(), y2.data(), n * sizeof(uint16_t)) == 0;
+  auto f32 = [&](auto stream) { return [&, stream] { float32_loop<decltype(stream)::value>(a.data(), b.data(), y.data(), n); }; };
+  auto cur = [&](auto stream) { return [&, stream] { current_loop<decltype(stream)::value>(ah.data(), bh.data(), y1.data(), n); }; };
+  auto par = [&](auto stream) { return [&, stream] { pairs_loop<decltype(stream)::value>(ah.data(), bh.data(), y2.data(), n); }; };
+  using Plain = std::false_type;
+  using Stream = std::true_type;
+  out.current = paired_ratio(f32(Plain{}), cur(Plain{}), rounds);
+  out.pairs = paired_ratio(f32(Plain{}), par(Plain{}), rounds);
+  out.current_nt = paired_ratio(f32(Stream{}), cur(Stream{}), rounds);
+  out.pairs_nt = paired_ratio(f32(Stream{}), par(Stream{}), rounds);
+  out.ran = true;
+  return out;
+}
+
+}  // namespace wok_bench::bf16_probe
