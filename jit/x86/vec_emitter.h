@@ -56,18 +56,18 @@
 // elements on a Zen 3 EPYC (bench_half_programs' last table,
 // bench/bfloat16_store_probe.h):
 //  - Pairs of vectors in even/odd order: one 32-byte load gives the even
-//    elements (vpslld 16) and the odd ones (vpand 0xFFFF0000), and one
-//    vpsrld and one vpblendw put the two rounded vectors back, so each
-//    element gets the same bits with, every 16 values, two instructions
-//    fewer per input and four per output. time(float32) / time(bfloat16)
-//    went from 1.38 to 1.43 (0.40-0.48 to 0.37-0.44 ns an element). It
-//    needs every vector operand of the kernel to be bfloat16 in the same
-//    order: elementwise kernels only (a float32 operand, or a reduction's
-//    order, would see the permutation).
-//  - Streaming stores for outputs larger than the last-level cache, in
-//    both loops: 1.59 and 1.64. float32 gains from them too (0.66-0.75 ns
-//    an element to 0.57-0.73), so they speed both more than they close the
-//    ratio.
+//    elements (vpslld 16) and the odd ones (vpand 0xFFFF0000), and one vpsrld
+//    and one vpblendw put the two rounded vectors back, so each element gets
+//    the same bits with, every 16 values, two instructions fewer per input
+//    and four per output. time(float32) / time(bfloat16) went from 1.38 to
+//    1.43 in one run and from 1.61 to 1.80 in another (0.40-0.48 to 0.37-0.44
+//    ns an element in a third). It needs every vector operand of the kernel
+//    to be bfloat16 in the same order: elementwise kernels only (a float32
+//    operand, or a reduction's order, would see the permutation).
+//  - Streaming stores for outputs larger than the last-level cache, in both
+//    loops: 1.59 and 1.64, then 1.49 and 1.68. float32 gains from them too
+//    (0.66-0.75 ns an element to 0.57-0.73), so they speed both more than
+//    they close the ratio.
 #pragma once
 
 #include <asmjit/x86.h>
