@@ -1,11 +1,13 @@
 // Standalone AVX2 loops of p1 (bench/programs.h) over float32 and bfloat16
 // arrays, measuring the two levers for bfloat16 stores that Note [bfloat16
-// stores] (jit/x86/vec_emitter.h) records as not taken yet:
-//   current  the JIT's AVX2 code: vpmovzxwd + vpslld loads, the integer
-//            round-to-nearest-even with its NaN blend, vpackusdw stores
+// stores] (jit/x86/vec_emitter.h) records:
+//   current  element order, as the JIT's row kernels do: vpmovzxwd + vpslld
+//            loads, the integer round-to-nearest-even with its NaN blend,
+//            vpackusdw stores
 //   pairs    two vectors from one 32-byte load in even/odd order (vpslld,
-//            vpand), put back by vpsrld + vpblendw: the same bits
-//   + nt     the same with streaming stores (the float32 loop too)
+//            vpand), put back by vpsrld + vpblendw: the same bits (taken by
+//            the JIT's elementwise kernels, Note [bfloat16 pairs])
+//   + nt     the same with streaming stores (the float32 loop too; not taken)
 // Reported by bench_half_programs as time(float32) / time(bfloat16) of the
 // same store kind; no target (the JIT's kernels are what the targets check).
 #pragma once

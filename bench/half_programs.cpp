@@ -17,8 +17,8 @@
 //   time(float32) / time(half)  reported p2, p3, softmax_l2 (compute bound: no target)
 //   rate(half) / rate(float32)  >= 0.9   matmul, each half type
 // and, after them, standalone AVX2 loops of p1 in bfloat16 that measure the
-// store levers Note [bfloat16 stores] records (bench/bfloat16_store_probe.h;
-// reported, 1 thread).
+// store levers Note [bfloat16 stores] records, pairs (taken) and streaming
+// stores (not taken) (bench/bfloat16_store_probe.h; reported, 1 thread).
 //
 // Run: bench_half_programs [--benchmark_filter=REGEX] [--benchmark_repetitions=N]
 #include <cmath>
@@ -112,10 +112,10 @@ void print_bfloat16_store_probe() {
     return;
   }
   std::printf("\n### bfloat16 store levers: standalone AVX2 loops of p1, 1 thread (time(float32) / time(bfloat16))\n\n");
-  std::printf("| stores | current code | pairs in even/odd order |\n|---|---:|---:|\n");
+  std::printf("| stores | element order | pairs in even/odd order (the JIT's elementwise kernels) |\n|---|---:|---:|\n");
   std::printf("| ordinary | %s | %s |\n", fmt(r.current).c_str(), fmt(r.pairs).c_str());
   std::printf("| streaming (float32 too) | %s | %s |\n", fmt(r.current_nt).c_str(), fmt(r.pairs_nt).c_str());
-  std::printf("\nPairs give the current code's bits: %s\n", r.same_bits ? "yes" : "NO");
+  std::printf("\nPairs give element order's bits: %s\n", r.same_bits ? "yes" : "NO");
 }
 
 void print_tables() {

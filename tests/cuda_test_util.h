@@ -53,14 +53,17 @@ inline wok::jit::cuda::PendingFragment pending_fragment(const std::vector<wok::T
   return wok::jit::cuda::pending_fragment(impls);
 }
 
-// The specs of the row kernels the JIT plans for `out`.
-inline std::vector<wok::jit::FusedKernelSpec> row_kernel_specs(const wok::Tensor& out) {
+// The specs of the kernels of `kind` the JIT plans for `out`.
+inline std::vector<wok::jit::FusedKernelSpec> kernel_specs(const wok::Tensor& out, wok::jit::KernelKind kind) {
   wok::jit::cuda::PendingFragment pf = pending_fragment({out});
   std::shared_ptr<wok::jit::Plan> plan = wok::jit::plan_structure(pf.fragment);
   std::vector<wok::jit::FusedKernelSpec> specs;
   for (const wok::jit::PlanStep& st : plan->steps)
-    if (st.kind == wok::jit::PlanStep::Kind::kKernel && st.lowered.spec.is_row()) specs.push_back(st.lowered.spec);
+    if (st.kind == wok::jit::PlanStep::Kind::kKernel && st.lowered.spec.kind == kind) specs.push_back(st.lowered.spec);
   return specs;
+}
+inline std::vector<wok::jit::FusedKernelSpec> row_kernel_specs(const wok::Tensor& out) {
+  return kernel_specs(out, wok::jit::KernelKind::kRow);
 }
 
 }  // namespace wt

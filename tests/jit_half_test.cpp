@@ -15,8 +15,10 @@
 #include <string>
 #include <vector>
 
+#include "cuda_test_util.h"
 #include "test_util.h"
 #include "wok/frontend/dispatch.h"
+#include "wok/jit/x86/x86_codegen.h"
 #include "wok/jit/shadow.h"
 #include "wok/runtime/vec_math_coeffs.h"
 
@@ -312,6 +314,62 @@ TEST_F(JitHalf, Float32ToBFloat16MatchesTheScalarConversion) {
     const float w = bfloat16::from_bits(want);
     ASSERT_TRUE(std::bit_cast<uint32_t>(in[k]) == std::bit_cast<uint32_t>(w) || (std::isnan(in[k]) && std::isnan(w)))
         << std::hex << "inside a kernel, float bits 0x" << std::bit_cast<uint32_t>(xs[k]);
+  }
+}
+
+// Note [bfloat16 pairs] (jit/x86/x86_codegen.cpp): on AVX2 an elementwise
+// kernel whose streamed operands are all bfloat16 loads and stores them
+// sixteen at a time, in even/odd order. Its results are the same program's
+// in float32 on the widened values, rounded once, bit for bit: rows of
+// every length from 1 to 80 (pairs, the one-vector loop, the tail), an
+// input broadcast along the rows, a per-row scalar, inputs running through
+// every bfloat16 pattern (NaNs, infinities, subnormals), and a body with an
+// exp (its pairs interleaved, Note [Interleaved copies]). The AVX2 listing
+// shows the pairs (vpblendw) only where every streamed operand is bfloat16.
+TEST_F(JitHalf, BFloat16PairsKeepTheBits) {
+  auto p1 = [](const Tensor& a, const Tensor& b, const Tensor& row, const Tensor& per_row) {
+    return ((a * 2.0f + b) * 0.5f - a) * b + row * per_row + 1.0f;
+  };
+  auto heavy = [](const Tensor& a, const Tensor& b, const Tensor&, const Tensor&) { return wok::exp(a) * b - 0.25f; };
+  const int64_t rows = 3;
+  uint32_t pattern = 0;
+  auto next = [&pattern] { return bfloat16::from_bits(static_cast<uint16_t>((pattern++ * 40503u) & 0xFFFF)); };
+  for (int64_t cols = 1; cols <= 80; ++cols) {
+    std::vector<bfloat16> a, b, row, per_row;
+    for (int64_t k = 0; k < rows * cols; ++k) a.push_back(next());
+    for (int64_t k = 0; k < rows * cols; ++k) b.push_back(bfloat16(0.5f + static_cast<float>(k % 7) * 0.37f));
+    for (int64_t k = 0; k < cols; ++k) row.push_back(next());
+    for (int64_t k = 0; k < rows; ++k) per_row.push_back(bfloat16(1.5f - static_cast<float>(k)));
+    const std::vector<Tensor> in = {wok::from_vector(a, {rows, cols}), wok::from_vector(b, {rows, cols}),
+                                    wok::from_vector(row, {1, cols}), wok::from_vector(per_row, {rows, 1})};
+    std::vector<Tensor> in32;
+    for (const Tensor& t : in) in32.push_back(wok::cast(t, DType::kFloat32));
+    for (auto* f : {+p1, +heavy}) {
+      const Tensor got = f(in[0], in[1], in[2], in[3]);
+      EXPECT_EQ(launches_of({got}), 1);
+      const Tensor want = wok::cast(f(in32[0], in32[1], in32[2], in32[3]), DType::kBFloat16);
+      const std::vector<bfloat16> g = got.to_vector<bfloat16>(), w = want.to_vector<bfloat16>();
+      for (size_t k = 0; k < g.size(); ++k)
+        ASSERT_EQ(g[k].bits, w[k].bits) << (f == +p1 ? "p1" : "exp") << " cols=" << cols << " at " << k;
+    }
+  }
+  const Tensor a = wok::cast(wok::rand({4, 64}, 1), DType::kBFloat16), b = wok::cast(wok::rand({4, 64}, 2), DType::kBFloat16);
+  const Tensor f = wok::cast(b, DType::kFloat32);
+  wok::eval({a, b, f});
+  auto listing = [](const Tensor& out) {
+    const std::vector<wok::jit::FusedKernelSpec> specs = wt::kernel_specs(out, wok::jit::KernelKind::kElementwise);
+    EXPECT_EQ(specs.size(), 1u);
+    if (specs.size() != 1) return std::string();
+    absl::StatusOr<wok::jit::x86::MachineCode> code = wok::jit::x86::generate_x86(specs[0], wok::CpuIsa::kAvx2, true);
+    EXPECT_TRUE(code.ok()) << code.status();
+    return code.ok() ? code->listing : std::string();
+  };
+  const std::string pairs = listing(a * b + 1.0f);
+  EXPECT_NE(pairs.find("vpblendw"), std::string::npos) << pairs;
+  EXPECT_EQ(pairs.find("vpmovzxwd"), pairs.find("vpmovzxwd", 0)) << "the one-vector loop and the tail widen as before";
+  for (const Tensor& mixed : {a * f + 1.0f, wok::cast(a * b, DType::kFloat32)}) {
+    const std::string l = listing(mixed);
+    EXPECT_EQ(l.find("vpblendw"), std::string::npos) << "a float32 operand keeps element order\n" << l;
   }
 }
 

@@ -52,22 +52,21 @@
 //
 // On AVX2 a bfloat16 vector costs two instructions to load (vpmovzxwd,
 // vpslld), eight to round and three to pack and store. Two levers were
-// measured and are not taken yet, in standalone loops of p1 over 2^24
-// elements on a Zen 3 EPYC (bench_half_programs' last table,
-// bench/bfloat16_store_probe.h):
+// measured in standalone loops of p1 over 2^24 elements on a Zen 3 EPYC
+// (bench_half_programs' last table, bench/bfloat16_store_probe.h):
 //  - Pairs of vectors in even/odd order: one 32-byte load gives the even
 //    elements (vpslld 16) and the odd ones (vpand 0xFFFF0000), and one vpsrld
 //    and one vpblendw put the two rounded vectors back, so each element gets
-//    the same bits with, every 16 values, two instructions fewer per input
-//    and four per output. time(float32) / time(bfloat16) went from 1.38 to
-//    1.43 in one run and from 1.61 to 1.80 in another (0.40-0.48 to 0.37-0.44
-//    ns an element in a third). It needs every vector operand of the kernel
-//    to be bfloat16 in the same order: elementwise kernels only (a float32
-//    operand, or a reduction's order, would see the permutation).
+//    the same bits with, every 16 values, one instruction fewer per input
+//    and five per output. Taken by elementwise kernels whose streamed
+//    operands are all bfloat16 (Note [bfloat16 pairs] in x86_codegen.cpp);
+//    row kernels keep element order (their reductions would see the
+//    permutation).
 //  - Streaming stores for outputs larger than the last-level cache, in both
-//    loops: 1.59 and 1.64, then 1.49 and 1.68. float32 gains from them too
-//    (0.66-0.75 ns an element to 0.57-0.73), so they speed both more than
-//    they close the ratio.
+//    loops: time(float32) / time(bfloat16) 1.59 and 1.64, then 1.49 and
+//    1.68. float32 gains from them too (0.66-0.75 ns an element to
+//    0.57-0.73), so they speed both more than they close the ratio; not
+//    taken.
 #pragma once
 
 #include <asmjit/x86.h>
@@ -134,6 +133,11 @@ class VecEmitter {
   ax::Vec load(DType t, const ax::Mem& m);
   ax::Vec broadcast_load(DType t, const ax::Mem& m);
   void store(DType t, const ax::Mem& m, const ax::Vec& v);
+  // AVX2, 8 lanes: 16 bfloat16 values from 32 bytes as two float32 vectors,
+  // the even elements and the odd ones, and back, rounded as store() rounds
+  // (Note [bfloat16 pairs]).
+  void load_bfloat16_pair(const ax::Mem& m, ax::Vec* even, ax::Vec* odd);
+  void store_bfloat16_pair(const ax::Mem& m, const ax::Vec& even, const ax::Vec& odd);
 
   // Arithmetic on values of one dtype (ints wrap). `b` may be a constant
   // from const_mem.
@@ -225,6 +229,11 @@ class VecEmitter {
   void store_int64_lanes_low(const ax::Mem& m, const ax::Vec& v);
   // float32 lanes rounded to bfloat16, as int32 lanes holding the 16 bits.
   ax::Vec bfloat16_bits(const ax::Vec& v);
+  // AVX2: the same 16 bits in the high word of each lane (the low word is
+  // not zeroed).
+  ax::Vec bfloat16_high(const ax::Vec& v);
+  // Both: v's rounding, NaN lanes aside, in the high words; top = v >> 16.
+  ax::Vec bfloat16_rounded_high(const ax::Vec& v, const ax::Vec& top);
   // AVX-512: the same, packed to words (Note [bfloat16 stores]).
   ax::Vec bfloat16_words(const ax::Vec& v);
   // float32 lanes rounded to the half type t, as float32 lanes.

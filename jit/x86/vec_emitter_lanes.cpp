@@ -220,28 +220,62 @@ ax::Vec VecEmitter::scalar_convert(DType from, DType to, const ax::Vec& v) {
   return r;
 }
 
-ax::Vec VecEmitter::bfloat16_bits(const ax::Vec& v) {
-  // bits + 0x7FFF + (bit 16 of bits), shifted down: round to nearest even
-  // (an overflow carries into the exponent: to infinity); a NaN keeps its
-  // sign and top payload bits, made quiet.
-  const int bytes = v.size();
-  ax::Vec top = vec_of_bytes(bytes), lsb = vec_of_bytes(bytes), r = vec_of_bytes(bytes);
+ax::Vec VecEmitter::bfloat16_rounded_high(const ax::Vec& v, const ax::Vec& top) {
+  // bits + 0x7FFF + (bit 16 of bits): round to nearest even in the high
+  // word (an overflow carries into the exponent: to infinity). NaN lanes
+  // are the caller's.
+  ax::Vec lsb = vec_of_bytes(v.size()), r = vec_of_bytes(v.size());
   cc_.vpsrld(top, v, 16);
   cc_.vpand(lsb, top, const_bits(DType::kInt32, 1));
   cc_.vpaddd(r, v, const_bits(DType::kInt32, 0x7FFF));
   cc_.vpaddd(r, r, lsb);
-  cc_.vpsrld(r, r, 16);
-  const Mask nan = is_nan(DType::kFloat32, v);
-  if (avx512_) {
-    // The quiet NaN straight into the NaN lanes: one masked instruction
-    // where a blend took an OR and two moves (r is written above, so the
-    // merge reads nothing undefined).
-    cc_.k(nan.k).vpord(r, top, const_bits(DType::kInt32, 0x0040));
+  return r;
+}
+
+ax::Vec VecEmitter::bfloat16_high(const ax::Vec& v) {
+  // A NaN keeps its sign and top payload bits, made quiet.
+  ax::Vec top = vec_of_bytes(v.size()), quiet = vec_of_bytes(v.size());
+  ax::Vec r = bfloat16_rounded_high(v, top);
+  cc_.vpor(quiet, v, const_bits(DType::kInt32, 0x00400000));
+  return blend(DType::kFloat32, is_nan(DType::kFloat32, v), quiet, r);
+}
+
+ax::Vec VecEmitter::bfloat16_bits(const ax::Vec& v) {
+  ax::Vec r = vec_of_bytes(v.size());
+  if (!avx512_) {
+    cc_.vpsrld(r, bfloat16_high(v), 16);
     return r;
   }
-  ax::Vec quiet = vec_of_bytes(bytes);
-  cc_.vpor(quiet, top, const_bits(DType::kInt32, 0x0040));
-  return blend(DType::kFloat32, nan, quiet, r);
+  // The quiet NaN straight into the NaN lanes: one masked instruction
+  // where a blend took an OR and two moves (r is written first, so the
+  // merge reads nothing undefined).
+  ax::Vec top = vec_of_bytes(v.size());
+  cc_.vpsrld(r, bfloat16_rounded_high(v, top), 16);
+  const Mask nan = is_nan(DType::kFloat32, v);
+  cc_.k(nan.k).vpord(r, top, const_bits(DType::kInt32, 0x0040));
+  return r;
+}
+
+void VecEmitter::load_bfloat16_pair(const ax::Mem& m, ax::Vec* even, ax::Vec* odd) {
+  // Note [bfloat16 pairs]: element 2i's bits are word 2i, the low word of
+  // dword i; element 2i + 1's, the high word.
+  ax::Vec w = vec_of_bytes(32);
+  ax::Mem mm = m;
+  mm.setSize(32);
+  cc_.vmovdqu(w, mm);
+  *even = vec_of_bytes(32);
+  *odd = vec_of_bytes(32);
+  cc_.vpslld(*even, w, 16);
+  cc_.vpand(*odd, w, const_bits(DType::kInt32, 0xFFFF0000u));
+}
+
+void VecEmitter::store_bfloat16_pair(const ax::Mem& m, const ax::Vec& even, const ax::Vec& odd) {
+  ax::Vec w = vec_of_bytes(32);
+  cc_.vpsrld(w, bfloat16_high(even), 16);
+  cc_.vpblendw(w, w, bfloat16_high(odd), 0xAA);  // the odd elements' high words over the even ones' zeros
+  ax::Mem mm = m;
+  mm.setSize(32);
+  cc_.vmovdqu(mm, w);
 }
 
 ax::Vec VecEmitter::bfloat16_words(const ax::Vec& v) {
@@ -273,7 +307,7 @@ ax::Vec VecEmitter::round_to_half(DType t, const ax::Vec& v) {
     cc_.vpmovzxwd(r, bfloat16_words(v));
     cc_.vpslld(r, r, 16);
   } else {
-    cc_.vpslld(r, bfloat16_bits(v), 16);
+    cc_.vpand(r, bfloat16_high(v), const_bits(DType::kInt32, 0xFFFF0000u));
   }
   return r;
 }
