@@ -133,6 +133,34 @@ TEST(JitRowSchedule, LightPhasesUnrollFourVectors) {
   EXPECT_EQ(sched.first_write_phase(0), sched.phases() - 1);
 }
 
+// A phase computes what its sinks read, and a reduction's result is a row
+// value: layer_norm's last phase reads the variance, not (x - mean)^2, which
+// only the phase summing it computes (it was computed again there, a dead
+// multiply per vector, and float32 layer_norm's last pass did the same).
+TEST(JitRowSchedule, APhaseDoesNotRecomputeAnEarlierReductionsOperand) {
+  for (DType t : {DType::kFloat32, DType::kBFloat16}) {
+    SCOPED_TRACE(std::string(wok::dtype_name(t)));
+    const Tensor x = wok::cast(wok::rand({64, 1000}, 1), t);
+    wok::eval({x});
+    std::vector<wok::jit::FusedKernelSpec> specs = wt::row_kernel_specs(wok::layer_norm(x));
+    ASSERT_EQ(specs.size(), 1u);
+    wok::jit::FusedKernelSpec spec = specs[0];
+    if (wok::has_storage_dtype(spec.program)) spec.program = wok::compute_program(spec.program);
+    const wok::jit::x86::RowSchedule sched(spec);
+    const auto& ins = spec.program.instrs;
+    int square = -1, variance = -1;
+    for (size_t i = 0; i < ins.size(); ++i)
+      if (ins[i].op == wok::ScalarOp::kReduceSum && ins[ins[i].args[0]].op == wok::ScalarOp::kMul) {
+        variance = static_cast<int>(i);
+        square = ins[i].args[0];
+      }
+    ASSERT_GE(square, 0);
+    EXPECT_TRUE(sched.phase_need(sched.accum_phase(variance))[square]);
+    EXPECT_EQ(sched.phases(), 3);
+    EXPECT_FALSE(sched.phase_need(sched.phases() - 1)[square]);
+  }
+}
+
 // exp(x - max(x)) cannot overflow: no vminps clamp, which exp of another
 // row-dependent shift keeps. (The results are the same bits either way;
 // the softmax tests compare them.) And the exp loop is pipelined (Note

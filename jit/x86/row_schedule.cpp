@@ -51,7 +51,11 @@ void RowSchedule::analyse() {
 }
 
 // Per-element values the sinks of `phase` (its reductions and full
-// outputs) depend on; a value reloaded from a spill ends the walk.
+// outputs) depend on; a value reloaded from a spill ends the walk, and so
+// does a reduction: the phase reads its result, a row value, and its
+// operand is needed where it accumulates (marked first). Walking on
+// through it made layer_norm's last pass compute (x - mean)^2 again for
+// the variance it no longer sums, a dead multiply per vector.
 std::vector<bool> RowSchedule::phase_need(int phase) const {
   const auto& ins = spec_.program.instrs;
   std::vector<bool> need(ins.size(), false);
@@ -60,7 +64,7 @@ std::vector<bool> RowSchedule::phase_need(int phase) const {
   for (int o = 0; o < spec_.num_outputs(); ++o)
     if (!spec_.output_row_scalar[o] && avail_[spec_.program.outputs[o]] == phase) need[spec_.program.outputs[o]] = true;
   for (size_t i = ins.size(); i-- > 0;)
-    if (need[i] && !reloaded(static_cast<int>(i), phase))
+    if (need[i] && !is_reduction(ins[i].op) && !reloaded(static_cast<int>(i), phase))
       for (int a = 0; a < scalar_op_arity(ins[i].op); ++a) need[ins[i].args[a]] = true;
   return need;
 }
