@@ -180,9 +180,9 @@ ax::Vec pow_special_cases(VecEmitter& e, DT t, const ax::Vec& a, const ax::Vec& 
 // fold into the magic number that extracts n, leaving a shift and one
 // multiply: six instructions fewer per vector than vm::exp's scaling. On
 // the Zen 3 EPYC (AVX2) the multiply by 2^-64 that the coefficients took
-// over was about 0.3 of the 9 cycles a vector took in a standalone loop of
-// the half-grade exp pass. A nan argument stays nan: q is nan and the
-// multiply keeps it, whatever its n.
+// over was 0.6-0.9 of the 8.8 cycles a vector took in a standalone loop of
+// the half-grade exp pass (best of 40 rounds, two runs). A nan argument
+// stays nan: q is nan and the multiply keeps it, whatever its n.
 constexpr int kOneFactorScale = 64;
 
 ax::Vec emit_exp(VecEmitter& e, DT t, const ax::Vec& x, ExpUse use) {
