@@ -176,13 +176,13 @@ ax::Vec pow_special_cases(VecEmitter& e, DT t, const ax::Vec& a, const ax::Vec& 
 // the unscaled one (each fused multiply-add rounds its exact result once,
 // and every value stays far above the subnormal range: each step's value
 // is near its coefficient, the smallest of which is about 2^-10 in float32,
-// and 2^-74 is a normal float32). The 64 and the exponent bias
-// fold into the magic number that extracts n, leaving a shift and one
-// multiply: six instructions fewer per vector than vm::exp's scaling. On
-// the Zen 3 EPYC (AVX2) the multiply by 2^-64 that the coefficients took
-// over was 0.6-0.9 of the 8.8 cycles a vector took in a standalone loop of
-// the half-grade exp pass (best of 40 rounds, two runs). A nan argument
-// stays nan: q is nan and the multiply keeps it, whatever its n.
+// and 2^-74 is a normal float32). The 64 and the exponent bias fold into
+// the magic number that extracts n, leaving a shift and one multiply: six
+// instructions fewer per vector than vm::exp's scaling. On the Zen 3 EPYC
+// (AVX2) the multiply by 2^-64 that the coefficients took over was 0.6-0.9
+// of the 8.8 cycles a vector took in a standalone loop of the half-grade
+// exp pass (best of 40 rounds, two runs). A nan argument stays nan: q is
+// nan and the multiply keeps it, whatever its n.
 constexpr int kOneFactorScale = 64;
 
 ax::Vec emit_exp(VecEmitter& e, DT t, const ax::Vec& x, ExpUse use) {
