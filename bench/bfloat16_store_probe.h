@@ -30,7 +30,7 @@ __attribute__((target("avx2,fma"))) inline __m256 p1(__m256 a, __m256 b) {
 }
 
 // 32-bit lanes whose high word is v rounded to bfloat16 (the JIT's
-// VecEmitter::bfloat16_bits on AVX2, before its shift).
+// VecEmitter::bfloat16_high on AVX2).
 __attribute__((target("avx2,fma"))) inline __m256i rounded(__m256 v) {
   const __m256i bits = _mm256_castps_si256(v);
   const __m256i lsb = _mm256_and_si256(_mm256_srli_epi32(bits, 16), _mm256_set1_epi32(1));

@@ -17,28 +17,20 @@
 #include <string>
 #include <vector>
 
-#include "cuda_test_util.h"
+#include "jit_x86_test_util.h"
 #include "test_util.h"
 #include "wok/jit/plan.h"
 #include "wok/jit/x86/instr_emitter.h"
 #include "wok/jit/x86/row_schedule.h"
 #include "wok/jit/x86/x86_codegen.h"
-#include "wok/runtime/compute_program.h"
 
 namespace {
 
 using wok::DType;
 using wok::Tensor;
 
-// The listings of the row kernels the JIT plans for `out`.
 std::vector<std::string> row_kernel_listings(const Tensor& out, wok::CpuIsa isa) {
-  std::vector<std::string> listings;
-  for (const wok::jit::FusedKernelSpec& spec : wt::row_kernel_specs(out)) {
-    absl::StatusOr<wok::jit::x86::MachineCode> code = wok::jit::x86::generate_x86(spec, isa, true);
-    EXPECT_TRUE(code.ok()) << code.status();
-    if (code.ok()) listings.push_back(code->listing);
-  }
-  return listings;
+  return wt::kernel_listings(out, wok::jit::KernelKind::kRow, isa);
 }
 
 int count(const std::string& text, const std::string& what) {
@@ -89,12 +81,10 @@ TEST(JitRowSchedule, SoftmaxFetchesDuringItsExpPassAndUnrollsItsMaxPass) {
     // x is stored in its dtype, not cast inside the kernel.
     const Tensor x = wok::cast(wok::rand({64, 1000}, 1), t);
     wok::eval({x});
-    std::vector<wok::jit::FusedKernelSpec> specs = wt::row_kernel_specs(wok::softmax(x, 1));
-    ASSERT_EQ(specs.size(), 1u);
-    wok::jit::FusedKernelSpec spec = specs[0];
     // What the generator schedules: the program in registers' dtypes.
-    if (wok::has_storage_dtype(spec.program)) spec.program = wok::compute_program(spec.program);
-    const wok::jit::x86::RowSchedule sched(spec);
+    std::vector<wok::jit::FusedKernelSpec> specs = wt::compute_row_kernel_specs(wok::softmax(x, 1));
+    ASSERT_EQ(specs.size(), 1u);
+    const wok::jit::x86::RowSchedule sched(specs[0]);
     ASSERT_EQ(sched.phases(), 3);
     EXPECT_EQ(sched.prefetch_phase(), 1);
     EXPECT_EQ(sched.unroll(0), 4);
@@ -142,10 +132,9 @@ TEST(JitRowSchedule, APhaseDoesNotRecomputeAnEarlierReductionsOperand) {
     SCOPED_TRACE(std::string(wok::dtype_name(t)));
     const Tensor x = wok::cast(wok::rand({64, 1000}, 1), t);
     wok::eval({x});
-    std::vector<wok::jit::FusedKernelSpec> specs = wt::row_kernel_specs(wok::layer_norm(x));
+    std::vector<wok::jit::FusedKernelSpec> specs = wt::compute_row_kernel_specs(wok::layer_norm(x));
     ASSERT_EQ(specs.size(), 1u);
-    wok::jit::FusedKernelSpec spec = specs[0];
-    if (wok::has_storage_dtype(spec.program)) spec.program = wok::compute_program(spec.program);
+    const wok::jit::FusedKernelSpec& spec = specs[0];
     const wok::jit::x86::RowSchedule sched(spec);
     const auto& ins = spec.program.instrs;
     int square = -1, variance = -1;
@@ -234,9 +223,9 @@ TEST(JitOneFactorExp, ShiftedExpGivesThePrecompiledBits) {
 // (the reduction's and five of the polynomial) to its seven.
 std::vector<bool> exp_grades(const Tensor& out) {
   std::vector<bool> grades;
-  for (const wok::jit::FusedKernelSpec& spec : wt::row_kernel_specs(out)) {
-    // What the generator emits: the program in its compute dtypes.
-    const wok::ScalarProgram program = wok::compute_program(spec.program);
+  // What the generator emits: the program in its compute dtypes.
+  for (const wok::jit::FusedKernelSpec& spec : wt::compute_row_kernel_specs(out)) {
+    const wok::ScalarProgram& program = spec.program;
     for (size_t i = 0; i < program.instrs.size(); ++i)
       if (program.instrs[i].op == wok::ScalarOp::kExp)
         grades.push_back(wok::jit::x86::half_grade_exp(program, static_cast<int32_t>(i)));

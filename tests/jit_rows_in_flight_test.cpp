@@ -19,10 +19,9 @@
 #include <string>
 #include <vector>
 
-#include "cuda_test_util.h"
+#include "jit_x86_test_util.h"
 #include "wok/jit/plan.h"
 #include "wok/jit/x86/row_schedule.h"
-#include "wok/runtime/compute_program.h"
 
 namespace {
 
@@ -106,25 +105,17 @@ TEST(JitRowsInFlight, RowsOfARank3TensorCarryTheirIndex) {
   }
 }
 
-// The specs of the row kernels the JIT plans for `out`, in their compute
-// dtypes.
-std::vector<wok::jit::FusedKernelSpec> row_kernel_specs(const Tensor& out) {
-  std::vector<wok::jit::FusedKernelSpec> specs = wt::row_kernel_specs(out);
-  for (wok::jit::FusedKernelSpec& s : specs) s.program = wok::compute_program(s.program);
-  return specs;
-}
-
 TEST(JitRowsInFlight, WhichKernelsTakeThePath) {
   const Tensor x = wok::rand({64, 1000}, 1);
   const Tensor h = wok::cast(x, DType::kFloat16);
   wok::eval({x, h});
   auto flight = [](const Tensor& out) {
-    std::vector<wok::jit::FusedKernelSpec> specs = row_kernel_specs(out);
+    std::vector<wok::jit::FusedKernelSpec> specs = wt::compute_row_kernel_specs(out);
     EXPECT_EQ(specs.size(), 1u);
     return specs.empty() ? 0 : wok::jit::x86::RowSchedule(specs[0]).rows_in_flight();
   };
   auto longest = [](const Tensor& out) {
-    std::vector<wok::jit::FusedKernelSpec> specs = row_kernel_specs(out);
+    std::vector<wok::jit::FusedKernelSpec> specs = wt::compute_row_kernel_specs(out);
     return specs.empty() ? 0 : wok::jit::x86::RowSchedule(specs[0]).in_flight_max_columns();
   };
   // Three phases each: max, exp and sum, division; mean, variance, output.
@@ -134,7 +125,7 @@ TEST(JitRowsInFlight, WhichKernelsTakeThePath) {
   // column of a row; float16's in a scratch row, with its widened input:
   // 2 + 2 and the scratch rows' bytes.
   EXPECT_EQ(longest(wok::softmax(x, 1)), wok::jit::x86::RowSchedule::kInFlightBytes / (3 * 8));
-  const std::vector<wok::jit::FusedKernelSpec> half = row_kernel_specs(wok::softmax(h, 1));
+  const std::vector<wok::jit::FusedKernelSpec> half = wt::compute_row_kernel_specs(wok::softmax(h, 1));
   ASSERT_EQ(half.size(), 1u);
   const wok::jit::x86::RowSchedule s(half[0]);
   EXPECT_EQ(s.scratch_bytes_per_column(), 4 + 4);
