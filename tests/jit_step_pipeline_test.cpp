@@ -8,7 +8,10 @@
 // (float32 exp(x - max)), within a tolerance where the JIT's sums
 // reassociate or the precompiled kernels round to a half type between ops.
 // Also a kernel the pipeliner declines (its mask registers would be
-// carried). The capped AVX2 entry of tests/CMakeLists.txt runs these again.
+// carried). The pipelining is AVX-512's: on AVX2 the same loops interleave
+// their copies (Note [Loop constants on AVX2] in jit/x86/vec_emitter.cpp),
+// and these tests check that loop's boundaries on an AVX2 host and in the
+// capped AVX2 entry of tests/CMakeLists.txt.
 #include <gtest/gtest.h>
 #include <wok/wok.h>
 

@@ -216,16 +216,14 @@ ax::Vec reduction_identity(VecEmitter& e, ScalarOp op, DType t) {
 }
 
 void emit_accumulate(VecEmitter& e, ScalarOp op, DType t, const ax::Vec& acc, const ax::Vec& v) {
-  ax::Vec out;
   switch (reduce_kind(op)) {
-    case ReduceKind::kSum: out = e.add(t, acc, v); break;
-    case ReduceKind::kProd: out = e.mul(t, acc, v); break;
-    case ReduceKind::kMax: out = e.max(t, v, acc); break;
-    case ReduceKind::kMin: out = e.min(t, v, acc); break;
+    case ReduceKind::kSum: e.add(t, acc, v, &acc); break;
+    case ReduceKind::kProd: e.mul(t, acc, v, &acc); break;
+    case ReduceKind::kMax: e.max(t, v, acc, &acc); break;
+    case ReduceKind::kMin: e.min(t, v, acc, &acc); break;
     case ReduceKind::kArgmax:
     case ReduceKind::kNone: not_a_reduction(op);
   }
-  e.cc().vmovaps(acc, out);
 }
 
 // Note [Nonpositive exp arguments]

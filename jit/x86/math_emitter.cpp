@@ -39,7 +39,8 @@ asmjit::Operand C(VecEmitter& e, DT t, double v) { return e.const_operand(t, v);
 template <size_t N, typename T>
 ax::Vec horner(VecEmitter& e, DT t, const ax::Vec& x, const T (&c)[N], double scale = 1.0) {
   auto coef = [&](size_t i) { return C(e, t, static_cast<double>(c[i]) * scale); };
-  ax::Vec acc = e.fma(t, x, coef(0), coef(1));  // c0*x + c1 (the product is exact either way)
+  // c0*x + c1 (the product is exact either way)
+  ax::Vec acc = e.fma(t, x, coef(0), e.const_addend(t, static_cast<double>(c[1]) * scale));
   for (size_t i = 2; i < N; ++i) e.fma_acc(t, acc, x, coef(i));
   return acc;
 }
@@ -57,22 +58,31 @@ ExpK exp_k(DT t) {
 // each when asked for (asmjit keeps an unused instruction). n_offset is
 // added to the integer n at no cost (folded into the magic number's bits);
 // ln2_one_part subtracts n ln2 with ln2 rounded to float32 once (Note
-// [Half-grade exp] in instr_emitter.cpp), not in two parts.
-ax::Vec exp_reduce(VecEmitter& e, DT t, const ax::Vec& x, ax::Vec* n_out, ax::Vec* nf_out, int n_offset = 0,
+// [Half-grade exp] in instr_emitter.cpp), not in two parts. x_scratch is
+// the argument in a register the caller owns and reads no more: r is
+// computed in it, with no copy of x (Note [Loop constants on AVX2] in
+// vec_emitter.cpp counts what a copy costs).
+ax::Vec exp_reduce(VecEmitter& e, DT t, const ax::Vec& x_scratch, ax::Vec* n_out, ax::Vec* nf_out, int n_offset = 0,
                    bool ln2_one_part = false) {
   ExpK k = exp_k(t);
-  ax::Vec tt = e.fma(t, x, C(e, t, k.log2e), C(e, t, k.magic));
+  const ax::Vec& r = x_scratch;
+  ax::Vec tt = e.fma(t, r, C(e, t, k.log2e), e.const_addend(t, k.magic));
   ax::Vec nf = e.sub(t, tt, C(e, t, k.magic));
   if (nf_out) *nf_out = nf;
   if (n_out) *n_out = e.int_sub(t, tt, e.const_bits_operand(t, bits_of(t, k.magic) - static_cast<uint64_t>(n_offset)));
-  if (ln2_one_part) return e.fnma(t, nf, C(e, t, vmc::kLn2F), x);
-  ax::Vec r = e.fnma(t, nf, C(e, t, k.ln2hi), x);
-  return e.fnma(t, nf, C(e, t, k.ln2lo), r);
+  if (ln2_one_part) {
+    e.fnma_acc(t, r, nf, C(e, t, vmc::kLn2F));
+  } else {
+    e.fnma_acc(t, r, nf, C(e, t, k.ln2hi));
+    e.fnma_acc(t, r, nf, C(e, t, k.ln2lo));
+  }
+  return r;
 }
 
-// vm::expm1_reduced: returns expm1(r), sets n and nf as exp_reduce does.
-ax::Vec expm1_reduced(VecEmitter& e, DT t, const ax::Vec& x, ax::Vec* n_out, ax::Vec* nf_out = nullptr) {
-  ax::Vec r = exp_reduce(e, t, x, n_out, nf_out);
+// vm::expm1_reduced: returns expm1(r), sets n and nf as exp_reduce does,
+// whose x_scratch this is.
+ax::Vec expm1_reduced(VecEmitter& e, DT t, const ax::Vec& x_scratch, ax::Vec* n_out, ax::Vec* nf_out = nullptr) {
+  ax::Vec r = exp_reduce(e, t, x_scratch, n_out, nf_out);
   ax::Vec p = f32(t) ? horner(e, t, r, vmc::kExpPolyF) : horner(e, t, r, vmc::kExpPolyD);
   ax::Vec rr = e.mul(t, r, r);
   return e.fma(t, rr, p, r);
@@ -96,9 +106,10 @@ ax::Vec keep_nan(VecEmitter& e, DT t, const ax::Vec& x, const ax::Vec& res) {
   return e.blend(t, e.is_nan(t, x), x, res);
 }
 
-ax::Vec expm1_small(VecEmitter& e, DT t, const ax::Vec& x) {
+// x_scratch: as exp_reduce's.
+ax::Vec expm1_small(VecEmitter& e, DT t, const ax::Vec& x_scratch) {
   ax::Vec n;
-  ax::Vec p = expm1_reduced(e, t, x, &n);
+  ax::Vec p = expm1_reduced(e, t, x_scratch, &n);
   ax::Vec s = pow2i(e, t, n);
   ax::Vec sm1 = e.sub(t, s, C(e, t, 1.0));
   return e.fma(t, s, p, sm1);
@@ -196,7 +207,7 @@ ax::Vec emit_exp(VecEmitter& e, DT t, const ax::Vec& x, ExpUse use) {
   const int n_offset = one_factor ? kOneFactorScale + k.bias : 0;
   // Note [Half-grade exp] in instr_emitter.cpp: ln2 in one part, degree 5.
   const bool half_grade = use.half_grade && f32(t);
-  ax::Vec r = exp_reduce(e, t, xc, e.avx512() ? nullptr : &n, &nf, n_offset, half_grade);
+  ax::Vec r = exp_reduce(e, t, xc, e.avx512() ? nullptr : &n, &nf, n_offset, half_grade);  // xc: a clamp's own
   const double q_scale = one_factor ? std::ldexp(1.0, -kOneFactorScale) : 1.0;  // Note [One-factor exp scaling]
   ax::Vec q = half_grade ? horner(e, t, r, vmc::kExpHalfPolyF, q_scale)
               : f32(t)   ? horner(e, t, r, vmc::kExpDirectPolyF, q_scale)
@@ -227,7 +238,7 @@ ax::Vec emit_tanh(VecEmitter& e, DT t, const ax::Vec& x) {
   ax::Vec a = e.abs(t, x);
   ax::Vec y = e.add(t, a, a);  // 2|x| exactly, on the adders rather than the multipliers
   y = e.min_raw(t, e.const_vec(t, twice), y);  // y > twice ? twice : y (nan stays y)
-  ax::Vec em = expm1_small(e, t, y);
+  ax::Vec em = expm1_small(e, t, y);  // y: the clamp's own
   ax::Vec res = e.div(t, em, e.add(t, em, C(e, t, 2.0)));
   uint64_t sign = f32(t) ? 0x80000000u : 0x8000000000000000ull;
   return e.bit_or(t, res, e.bit_and(t, x, e.const_bits_operand(t, sign)));

@@ -22,6 +22,7 @@
 
 #include "wok/jit/x86/argmax_emitter.h"
 #include "wok/jit/x86/instr_emitter.h"
+#include "wok/jit/x86/interleave.h"
 #include "wok/jit/x86/row_schedule.h"
 #include "wok/jit/x86/row_tail.h"
 #include "wok/jit/x86/step_pipeline.h"
@@ -37,6 +38,10 @@ using asmjit::Label;
 // Columns per block: vector accumulators never add up more than this many
 // values before they are folded into the row's running total.
 constexpr int kBlockColumns = 1024;
+
+// Note [Loop constants on AVX2] in vec_emitter.cpp: how many constants an
+// AVX2 walk with a transcendental keeps in registers.
+constexpr int kLoopConstantRegisters = 3;
 
 // Note [Next row prefetch]
 // A kernel of several phases (softmax: max, exp and sum, division;
@@ -441,6 +446,16 @@ void RowKernelGenerator::emit_walk(int lo, int hi, bool in_flight) {
     select_slot(w.slot);
     phase_ = w.phase;
   };
+  bool pipelined = false;
+  for (const PhaseWalk& w : walks) pipelined = pipelined || sched_.pipelined(w.phase);
+  // Note [Loop constants on AVX2] in vec_emitter.cpp: an AVX2 walk with a
+  // transcendental interleaves its copies and keeps a few constants in
+  // registers; AVX-512 pipelines its steps (constants are hoisted there).
+  const bool interleaved = pipelined && !e_.avx512() && !in_flight;
+  if (interleaved) {
+    pipelined = false;
+    e_.mark_loop_preamble();
+  }
 
   for (PhaseWalk& w : walks) {
     enter(w);
@@ -539,8 +554,6 @@ void RowKernelGenerator::emit_walk(int lo, int hi, bool in_flight) {
       emit_prefetches(w.phase, j, columns, in_flight ? w.phase == 0 : w.phase == sched_.prefetch_phase());
     }
   };
-  bool pipelined = false;
-  for (const PhaseWalk& w : walks) pipelined = pipelined || sched_.pipelined(w.phase);
   if (pipelined) {
     // Note [Software-pipelined steps] in jit/x86/step_pipeline.h: entered
     // with two steps left in the block; the epilogue finishes the step the
@@ -578,7 +591,15 @@ void RowKernelGenerator::emit_walk(int lo, int hi, bool in_flight) {
     cc_.bind(loop);
     cc_.cmp(j, limit);
     cc_.jg(exit);
-    for (int u = 0; u < unroll; ++u) emit_step_copy(u);
+    CopyRecorder copies(cc_);
+    if (interleaved) e_.open_loop_constants(kLoopConstantRegisters);
+    for (int u = 0; u < unroll; ++u) {
+      copies.begin_copy();
+      emit_step_copy(u);
+      copies.end_copy();
+    }
+    e_.close_loop_constants();
+    if (interleaved) copies.interleave();
     prefetch(step);
     advance_pos(step);
     cc_.add(j, step);
@@ -695,6 +716,7 @@ void RowKernelGenerator::emit_walk(int lo, int hi, bool in_flight) {
     }
   }
   cc_.bind(done);
+  if (interleaved) e_.end_loop_constants();
   for (PhaseWalk& w : walks) {
     enter(w);
     for (int r : w.reductions) values_[r] = finish_reduction(r, w.row_acc[r]);

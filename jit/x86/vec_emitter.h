@@ -103,6 +103,19 @@ class VecEmitter {
     hoisted_.clear();  // constants hoisted before are not defined on a path to here
   }
 
+  // Note [Loop constants on AVX2] (vec_emitter.cpp): between
+  // mark_loop_preamble and end_loop_constants, constants that would be
+  // loaded into a register (const_vec, const_addend) while a budget is
+  // open, up to `registers` of them, are loaded once at the mark, and every
+  // later use of them until the end reads that register. Mark before the
+  // loop's entry; open the budget around the loop's body only (a constant
+  // claimed anywhere is live across the whole span); end after the last
+  // use.
+  void mark_loop_preamble();
+  void open_loop_constants(int registers) { loop_registers_left_ = loop_preamble_ ? registers : 0; }
+  void close_loop_constants() { loop_registers_left_ = 0; }
+  void end_loop_constants();
+
   ax::Compiler& cc() { return cc_; }
   bool avx512() const { return avx512_; }
   int lanes() const { return lanes_; }
@@ -124,8 +137,13 @@ class VecEmitter {
   // Never write to it.
   asmjit::Operand const_operand(DType t, double value);
   asmjit::Operand const_bits_operand(DType t, uint64_t bits);
-  // A constant in a register (hoisted on AVX-512; read only).
+  // A constant in a register (hoisted on AVX-512, or a loop constant on
+  // AVX2; read only).
   ax::Vec const_vec(DType t, double value);
+  // A constant an instruction copies into its destination first (fma's
+  // and fnma's addend c): a register where one holds it, whose copy costs
+  // no load, else the pool memory.
+  asmjit::Operand const_addend(DType t, double value);
   ax::Vec const_scalar(DType t, const Scalar& value);  // exact, also for int64
   ax::Vec zero(DType t);
 
@@ -140,10 +158,13 @@ class VecEmitter {
   void store_bfloat16_pair(const ax::Mem& m, const ax::Vec& even, const ax::Vec& odd);
 
   // Arithmetic on values of one dtype (ints wrap). `b` may be a constant
-  // from const_mem.
-  ax::Vec add(DType t, const ax::Vec& a, const asmjit::Operand& b);
+  // from const_mem. Where an `into` is given (add, mul, max, min, blend),
+  // the result is written there, a register the caller owns (a reduction's
+  // accumulator, after its last read), not to a new one: acc = acc + v in
+  // one instruction where a new register and a copy back took two.
+  ax::Vec add(DType t, const ax::Vec& a, const asmjit::Operand& b, const ax::Vec* into = nullptr);
   ax::Vec sub(DType t, const ax::Vec& a, const asmjit::Operand& b);
-  ax::Vec mul(DType t, const ax::Vec& a, const asmjit::Operand& b);
+  ax::Vec mul(DType t, const ax::Vec& a, const asmjit::Operand& b, const ax::Vec* into = nullptr);
   ax::Vec div(DType t, const ax::Vec& a, const asmjit::Operand& b);  // floats
   ax::Vec fma(DType t, const ax::Vec& a, const asmjit::Operand& b, const asmjit::Operand& c);  // a*b + c
   // -(a*b) + c, rounded once: the same result as fma(-a, b, c), one
@@ -151,14 +172,17 @@ class VecEmitter {
   ax::Vec fnma(DType t, const ax::Vec& a, const asmjit::Operand& b, const asmjit::Operand& c);
   // acc = acc*x + c in place; acc must be a temporary the caller owns.
   void fma_acc(DType t, const ax::Vec& acc, const ax::Vec& x, const asmjit::Operand& c);
+  // acc = acc - a*b in place, rounded once as fnma(a, b, acc) rounds; acc
+  // must be a temporary the caller owns.
+  void fnma_acc(DType t, const ax::Vec& acc, const ax::Vec& a, const asmjit::Operand& b);
   // a * 2^n for float n holding integers (vscalef; AVX-512 only).
   ax::Vec scale2(DType t, const ax::Vec& a, const ax::Vec& n);
   ax::Vec neg(DType t, const ax::Vec& a);
   ax::Vec abs(DType t, const ax::Vec& a);
   ax::Vec sqrt(DType t, const ax::Vec& a);
   // NumPy maximum/minimum: a nan in `a` or `b` wins (vm::maximum).
-  ax::Vec max(DType t, const ax::Vec& a, const ax::Vec& b);
-  ax::Vec min(DType t, const ax::Vec& a, const ax::Vec& b);
+  ax::Vec max(DType t, const ax::Vec& a, const ax::Vec& b, const ax::Vec* into = nullptr);
+  ax::Vec min(DType t, const ax::Vec& a, const ax::Vec& b, const ax::Vec* into = nullptr);
   // The raw instruction: a > b ? a : b (clamping in math sequences).
   ax::Vec max_raw(DType t, const ax::Vec& a, const asmjit::Operand& b);
   ax::Vec min_raw(DType t, const ax::Vec& a, const asmjit::Operand& b);
@@ -187,7 +211,7 @@ class VecEmitter {
   Mask mask_or(DType t, const Mask& a, const Mask& b);
   Mask mask_not(DType t, const Mask& a);
   // m ? if_true : if_false, lanes of dtype t.
-  ax::Vec blend(DType t, const Mask& m, const ax::Vec& if_true, const ax::Vec& if_false);
+  ax::Vec blend(DType t, const Mask& m, const ax::Vec& if_true, const ax::Vec& if_false, const ax::Vec* into = nullptr);
   // Lanes of t -> a bool value (int32 0/1) and back.
   ax::Vec mask_to_bool(DType t, const Mask& m);
   Mask bool_to_mask(DType t, const ax::Vec& b);
@@ -248,9 +272,23 @@ class VecEmitter {
   bool avx512_;
   bool bf16_;  // AVX512-BF16 (uses_avx512_bf16 in jit/x86/x86_codegen.h)
   int lanes_;
-  std::map<std::pair<int, uint64_t>, ax::Mem> consts_;
-  std::map<std::pair<int, uint64_t>, ax::Vec> hoisted_;
+  // A constant: its register width and lane width (width * 16 + lane), and
+  // one lane's bits.
+  using ConstKey = std::pair<int, uint64_t>;
+  ConstKey const_key(DType t, uint64_t bits) const { return {reg_bytes(t) * 16 + lane_width(t), bits}; }
+  std::map<ConstKey, ax::Mem> consts_;
+  std::map<ConstKey, ax::Vec> hoisted_;
   asmjit::BaseNode* preamble_ = nullptr;
+  // Note [Loop constants on AVX2]: where they are loaded (null outside a
+  // loop's span), how many more may be, and those that are.
+  asmjit::BaseNode* loop_preamble_ = nullptr;
+  int loop_registers_left_ = 0;
+  std::map<ConstKey, ax::Vec> loop_consts_;
+  // The register holding constant `bits` (loaded at `at`, recorded in
+  // `held`), loading it there first if it is not yet.
+  ax::Vec hoist(DType t, uint64_t bits, asmjit::BaseNode*& at, std::map<ConstKey, ax::Vec>& held);
+  // The register an arithmetic result goes to: `into` where given.
+  ax::Vec new_vec_or(DType t, const ax::Vec* into) { return into ? *into : new_vec(t); }
 };
 
 }  // namespace wok::jit::x86

@@ -121,17 +121,23 @@ Mask VecEmitter::mask_not(DType t, const Mask& a) {
   return m;
 }
 
-ax::Vec VecEmitter::blend(DType t, const Mask& m, const ax::Vec& if_true, const ax::Vec& if_false) {
-  ax::Vec r = new_vec(t);
+ax::Vec VecEmitter::blend(DType t, const Mask& m, const ax::Vec& if_true, const ax::Vec& if_false,
+                          const ax::Vec* into) {
   if (avx512_) {
     // A plain copy, then a masked one: a merge-masked blend would make the
-    // register allocator treat r as live before it is written.
+    // register allocator treat r as live before it is written. Into an
+    // accumulator it is one copy more, so the accumulator is written by
+    // one instruction (Note [Software-pipelined steps] cuts between
+    // instructions).
+    ax::Vec r = new_vec(t);
     Id move = wide(t) ? I::kIdVmovapd : I::kIdVmovaps;
     cc_.emit(move, r, if_false);
     cc_.k(m.k).emit(move, r, if_true);
-  } else {
-    cc_.emit(wide(t) ? I::kIdVblendvpd : I::kIdVblendvps, r, if_false, if_true, m.v);
+    if (into) cc_.emit(move, *into, r);
+    return into ? *into : r;
   }
+  ax::Vec r = new_vec_or(t, into);
+  cc_.emit(wide(t) ? I::kIdVblendvpd : I::kIdVblendvps, r, if_false, if_true, m.v);
   return r;
 }
 
