@@ -92,9 +92,10 @@ uint64_t constant_bits(DType t, double value) {
 // float16 softmax's exp loop run standalone (best of 4 runs of 60 rounds):
 // 6.5-7.1 cycles per vector before, 5.5-6.0 after (9-10 against 8 while
 // the host was busy). Softmax, the library before and after alternating
-// in one probe (20 pairs, median of the paired ratios, 1 thread): over
-// [64, 4096] in cache 0.90 of the time before in float32 and float16, 0.91
-// in bfloat16; over [4096, 4096] 0.89, 0.85 and 0.90. The budget is opened
+// in one probe (16-20 pairs, median of the paired ratios, 1 thread; two
+// probes): over [64, 4096] in cache 0.90-0.91 of the time before in
+// float32, 0.90-0.96 in float16, 0.91-0.95 in bfloat16; over [4096, 4096]
+// 0.89-0.97, 0.85-0.90 and 0.90-0.93. The budget is opened
 // around the loop's body only, since a constant claimed anywhere in the
 // span is live across all of it (a reduction's identity, claimed at the
 // walk's top, took a register the loop needed).
