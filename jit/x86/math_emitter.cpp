@@ -38,9 +38,9 @@ asmjit::Operand C(VecEmitter& e, DT t, double v) { return e.const_operand(t, v);
 // [One-factor exp scaling]).
 template <size_t N, typename T>
 ax::Vec horner(VecEmitter& e, DT t, const ax::Vec& x, const T (&c)[N], double scale = 1.0) {
-  auto coef = [&](size_t i) { return C(e, t, static_cast<double>(c[i]) * scale); };
-  // c0*x + c1 (the product is exact either way)
-  ax::Vec acc = e.fma(t, x, coef(0), e.const_addend(t, static_cast<double>(c[1]) * scale));
+  auto value = [&](size_t i) { return static_cast<double>(c[i]) * scale; };
+  auto coef = [&](size_t i) { return C(e, t, value(i)); };
+  ax::Vec acc = e.fma(t, x, coef(0), e.const_addend(t, value(1)));  // c0*x + c1 (the product is exact either way)
   for (size_t i = 2; i < N; ++i) e.fma_acc(t, acc, x, coef(i));
   return acc;
 }

@@ -488,17 +488,18 @@ ax::Vec VecEmitter::min_raw(DType t, const ax::Vec& a, const Operand& b) {
 }
 
 ax::Vec VecEmitter::max(DType t, const ax::Vec& a, const ax::Vec& b, const ax::Vec* into) {
-  ax::Vec r = max_raw(t, a, b);
-  if (is_floating(t)) return blend(t, is_nan(t, a), a, r, into);
-  if (into) cc_.vmovaps(*into, r);  // integer lanes: no blend to write it
-  return into ? *into : r;
+  return nan_of_a_wins(t, a, max_raw(t, a, b), into);
 }
 
 ax::Vec VecEmitter::min(DType t, const ax::Vec& a, const ax::Vec& b, const ax::Vec* into) {
-  ax::Vec r = min_raw(t, a, b);
-  if (is_floating(t)) return blend(t, is_nan(t, a), a, r, into);
-  if (into) cc_.vmovaps(*into, r);  // integer lanes: no blend to write it
-  return into ? *into : r;
+  return nan_of_a_wins(t, a, min_raw(t, a, b), into);
+}
+
+ax::Vec VecEmitter::nan_of_a_wins(DType t, const ax::Vec& a, const ax::Vec& raw, const ax::Vec* into) {
+  if (is_floating(t)) return blend(t, is_nan(t, a), a, raw, into);
+  if (!into) return raw;
+  cc_.vmovaps(*into, raw);  // integer lanes: no blend to write it
+  return *into;
 }
 
 ax::Vec VecEmitter::round(DType t, const ax::Vec& a, int imm) {

@@ -289,6 +289,9 @@ class VecEmitter {
   ax::Vec hoist(DType t, uint64_t bits, asmjit::BaseNode*& at, std::map<ConstKey, ax::Vec>& held);
   // The register an arithmetic result goes to: `into` where given.
   ax::Vec new_vec_or(DType t, const ax::Vec* into) { return into ? *into : new_vec(t); }
+  // max and min from their raw instruction's result: a nan in `a` wins
+  // (the raw instructions keep b's), written to `into` where given.
+  ax::Vec nan_of_a_wins(DType t, const ax::Vec& a, const ax::Vec& raw, const ax::Vec* into);
 };
 
 }  // namespace wok::jit::x86
